@@ -1,0 +1,266 @@
+//! The validated workload model. Every time is integer nanoseconds, every size
+//! integer bytes, every bandwidth integer bytes per second (DESIGN.md §3.3).
+//!
+//! These types are what `rtgpu analyze`, `simulate`, `run` and the Python
+//! bindings consume. They are produced only by [`crate::parse_workload`], which
+//! guarantees the invariants documented on each field.
+
+use serde::{Deserialize, Serialize};
+
+/// Nanoseconds.
+pub type Nanos = u64;
+/// Bytes.
+pub type Bytes = u64;
+/// Bytes per second.
+pub type BytesPerSec = u64;
+
+/// Where a value came from in the workload file (1-based line and column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Location {
+    pub line: usize,
+    pub column: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Workload {
+    /// Optional human name; defaults to the file stem.
+    pub name: String,
+    pub platform: Platform,
+    pub overheads: Overheads,
+    pub policy: Policy,
+    pub vgpus: Vec<Vgpu>,
+    pub tasks: Vec<Task>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Platform {
+    /// Clusters / NUMA nodes; at least one. Core ids are global and dense:
+    /// cluster 0 owns cores 0..n0, cluster 1 owns n0..n0+n1, ...
+    pub clusters: Vec<Cluster>,
+    /// All GPUs; `Gpu::cluster` says which cluster they belong to.
+    pub gpus: Vec<Gpu>,
+    /// PCIe topology: switches / I/O hubs (seed 004 §2, Fig. 1).
+    pub pcie: Vec<PcieNode>,
+    pub bandwidth: Bandwidth,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cluster {
+    pub name: String,
+    /// Number of cores (>= 1).
+    pub cores: u32,
+    /// First global core id of this cluster.
+    pub first_core: u32,
+    /// Indices into `Platform::gpus`.
+    pub gpus: Vec<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Gpu {
+    pub name: String,
+    /// Index into `Platform::clusters`.
+    pub cluster: usize,
+    /// 1 or 2.
+    pub copy_engines: u8,
+    /// Index into `Platform::pcie` of the switch / hub it attaches to, if a
+    /// topology is given.
+    pub attach: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PcieNode {
+    pub name: String,
+    /// Index of the parent switch / hub; `None` for an I/O hub (root of a node).
+    pub parent: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bandwidth {
+    pub host_to_device: BytesPerSec,
+    pub device_to_host: BytesPerSec,
+    pub peer: BytesPerSec,
+}
+
+/// System overheads, seed 000 App. B; defaults are seed 000 Table III.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Overheads {
+    pub sch: Nanos,
+    pub cxs: Nanos,
+    pub ipi: Nanos,
+    pub rel: Nanos,
+    pub th: Nanos,
+    pub bh: Nanos,
+    pub krel: Nanos,
+    pub paisch: Nanos,
+    pub pairel: Nanos,
+    pub tck: Nanos,
+    /// Tick quantum Q.
+    pub quantum: Nanos,
+}
+
+impl Default for Overheads {
+    /// seed 000, Table III.
+    fn default() -> Self {
+        Overheads {
+            sch: 630,
+            cxs: 360,
+            ipi: 600,
+            rel: 670,
+            th: 16_440,
+            bh: 29_900,
+            krel: 1_390,
+            paisch: 130,
+            pairel: 560,
+            tck: 860,
+            quantum: 1_000_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CpuScheduler {
+    PartitionedFp,
+    ClusteredFp,
+    GlobalFp,
+    ClusteredEdf,
+    GlobalEdf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FitRule {
+    First,
+    Best,
+    Worst,
+    Next,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SortOrder {
+    DecreasingUtilization,
+    DecreasingSize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Partitioning {
+    /// Bin-packing without splitting.
+    Fit { rule: FitRule, order: SortOrder },
+    /// seed 003 Algorithm 1 with tasks taken in the given order (DM priority).
+    PdmsHpts { order: SortOrder },
+    /// seed 003 Algorithm 2 (decreasing size).
+    PdmsHptsDs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PriorityAssignment {
+    DeadlineMonotonic,
+    RateMonotonic,
+    Audsley,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GpuAllocator {
+    Static,
+    KFmlp,
+    GpuSync { affinity: bool },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PeerLocking {
+    Dgl,
+    Nested,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum InterruptHandling {
+    Slih,
+    Pai,
+    /// PREEMPT_RT style threads at a fixed user-set priority.
+    FixedPriorityThreads { priority: u8 },
+    Klmirqd,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Policy {
+    pub cpu_scheduler: CpuScheduler,
+    pub partitioning: Partitioning,
+    pub priority: PriorityAssignment,
+    pub gpu_allocator: GpuAllocator,
+    /// rho tokens per GPU (>= 1).
+    pub tokens_per_gpu: u32,
+    pub engine_locks: bool,
+    pub peer_locking: PeerLocking,
+    /// Copy chunk size in bytes; `None` = unchunked.
+    pub chunk_size: Option<Bytes>,
+    pub interrupts: InterruptHandling,
+    /// GPU speed-up R (seed 000 §VII), > 0.
+    pub gpu_speedup: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum VgpuPolicy {
+    Band,
+    Fifo,
+    FixedPriority,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum VgpuReservation {
+    /// Share in parts per million of the GPU (e.g. 60% = 600_000).
+    Share { ppm: u32 },
+    Budget { budget: Nanos, period: Nanos },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Vgpu {
+    pub name: String,
+    /// Index into `Platform::gpus`.
+    pub gpu: usize,
+    pub reservation: VgpuReservation,
+    pub policy: VgpuPolicy,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Task {
+    pub name: String,
+    /// Worst-case CPU execution time C (> 0).
+    pub wcet: Nanos,
+    /// Period / minimum inter-arrival time T (> 0).
+    pub period: Nanos,
+    /// Relative deadline D (0 < C <= D; D defaults to T). D > T is allowed
+    /// (arbitrary deadline) only where the file says so explicitly.
+    pub deadline: Nanos,
+    /// Release jitter J (default 0).
+    pub jitter: Nanos,
+    /// Local blocking term B a user supplies for CPU-only analysis (default 0).
+    pub blocking: Nanos,
+    /// Cluster the task is bound to (index into `Platform::clusters`), if any.
+    pub cluster: Option<usize>,
+    pub gpu: Option<GpuPart>,
+    /// Where the task's table starts in the file.
+    pub location: Location,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuPart {
+    pub copy_in: Bytes,
+    /// Kernel execution times, in launch order (at least one).
+    pub kernels: Vec<Nanos>,
+    pub copy_out: Bytes,
+    pub state: Bytes,
+    /// Number of GPU interrupts per job, eta (seed 000 App. B).
+    pub interrupts: u32,
+    /// Index into `Workload::vgpus`.
+    pub vgpu: Option<usize>,
+}
+
+impl Task {
+    pub fn uses_gpu(&self) -> bool {
+        self.gpu.is_some()
+    }
+}
+
+impl Platform {
+    pub fn total_cores(&self) -> u32 {
+        self.clusters.iter().map(|c| c.cores).sum()
+    }
+}
