@@ -1,1 +1,26 @@
-//! placeholder
+//! # rtgpu-analysis
+//!
+//! Schedulability analyses for rtgpu, all on integer nanoseconds:
+//!
+//! - [`fp`]: uniprocessor fixed priority — exact response-time analysis with
+//!   jitter and blocking, DM/RM/Audsley priority assignment, Liu & Layland and
+//!   hyperbolic bounds, and the exact MaximalSplit budget (seed 003 §IV).
+//! - [`partition`]: bin packing (first/best/worst/next fit) and task splitting
+//!   with PDMS_HPTS and PDMS_HPTS_DS (seed 003 Algorithms 1 and 2).
+//! - [`bounds`]: the utilization and size bounds of seed 003 (Lemmas 4-5,
+//!   Theorems 6-7, SBLW).
+//! - [`global_fp`]: global / clustered fixed priority response-time bounds.
+//! - [`edf`]: G-EDF / C-EDF bounded tardiness (soft real time).
+//!
+//! Analyses never change a task in place: inflation and splitting return new
+//! values (DESIGN.md §4).
+
+pub mod bounds;
+pub mod edf;
+pub mod fp;
+pub mod generate;
+pub mod global_fp;
+pub mod partition;
+pub mod task;
+
+pub use task::{Task, Time};

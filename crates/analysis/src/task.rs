@@ -30,12 +30,26 @@ pub struct Task {
 impl Task {
     /// An implicit-deadline task (C, T, T) without jitter or blocking.
     pub const fn implicit(id: usize, wcet: Time, period: Time) -> Task {
-        Task { id, wcet, period, deadline: period, jitter: 0, blocking: 0 }
+        Task {
+            id,
+            wcet,
+            period,
+            deadline: period,
+            jitter: 0,
+            blocking: 0,
+        }
     }
 
     /// A constrained-deadline task (C, T, D) without jitter or blocking.
     pub const fn new(id: usize, wcet: Time, period: Time, deadline: Time) -> Task {
-        Task { id, wcet, period, deadline, jitter: 0, blocking: 0 }
+        Task {
+            id,
+            wcet,
+            period,
+            deadline,
+            jitter: 0,
+            blocking: 0,
+        }
     }
 
     /// Utilization C/T (reporting only; decisions use integer arithmetic).
