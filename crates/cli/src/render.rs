@@ -1,0 +1,254 @@
+//! Text rendering of an analysis report: a header, a task table, split-task
+//! details, a core table, the informative bounds, notes, and the verdict in
+//! one sentence naming the test that decided it.
+
+use std::fmt::Write;
+
+use rtgpu_analysis::workload::{Report, TaskVerdict, Verdict};
+use rtgpu_analysis::Time;
+use rtgpu_model::Workload;
+
+/// Human duration: the largest unit that keeps at least one integer digit,
+/// up to 4 significant decimals, exact for whole units ("10 ms", "2.5 us").
+pub fn duration(ns: Time) -> String {
+    const UNITS: [(u64, &str); 4] = [
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+        (1, "ns"),
+    ];
+    for (scale, unit) in UNITS {
+        if ns >= scale || scale == 1 {
+            let whole = ns / scale;
+            let frac = ns % scale;
+            if frac == 0 {
+                return format!("{whole} {unit}");
+            }
+            let digits = scale.ilog10() as usize;
+            let mut f = format!("{frac:0digits$}");
+            f.truncate(3);
+            let f = f.trim_end_matches('0');
+            if f.is_empty() {
+                return format!("{whole} {unit}");
+            }
+            return format!("{whole}.{f} {unit}");
+        }
+    }
+    format!("{ns} ns")
+}
+
+fn opt_duration(v: Option<Time>) -> String {
+    v.map_or_else(|| "-".into(), duration)
+}
+
+fn task_verdict(v: TaskVerdict) -> &'static str {
+    match v {
+        TaskVerdict::MeetsDeadline => "ok",
+        TaskVerdict::MissesDeadline => "MISS",
+        TaskVerdict::BoundedTardiness => "bounded",
+        TaskVerdict::UnboundedTardiness => "UNBOUNDED",
+        TaskVerdict::Unplaced => "UNPLACED",
+        TaskVerdict::NotAnalysed => "not analysed",
+    }
+}
+
+fn cores_list(cores: &[u32]) -> String {
+    if cores.is_empty() {
+        return "-".into();
+    }
+    // Collapse runs: 0-5,8.
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cores.len() {
+        let mut j = i;
+        while j + 1 < cores.len() && cores[j + 1] == cores[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i + 1 {
+            format!("{}-{}", cores[i], cores[j])
+        } else if j == i + 1 {
+            format!("{},{}", cores[i], cores[j])
+        } else {
+            cores[i].to_string()
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+pub fn report_text(w: &Workload, r: &Report) -> String {
+    let mut o = String::new();
+    let m = w.platform.total_cores();
+    let _ = writeln!(
+        o,
+        "workload   {}: {} task(s), {} core(s) in {} cluster(s), {} GPU(s)",
+        r.workload,
+        r.tasks.len(),
+        m,
+        w.platform.clusters.len(),
+        w.platform.gpus.len()
+    );
+    let _ = writeln!(
+        o,
+        "load       U = {:.4} ({:.1}% of {} cores)",
+        r.total_utilization,
+        100.0 * r.total_utilization / m.max(1) as f64,
+        m
+    );
+    let _ = writeln!(o, "scheduler  {}: {}", r.scheduler, r.method);
+    let _ = writeln!(o);
+
+    let edf = r.soft;
+    let _ = writeln!(
+        o,
+        "{:<16} {:>10} {:>10} {:>10} {:>7} {:>8} {:>5} {:>11} {:>11}  verdict",
+        "task",
+        "C",
+        "T",
+        "D",
+        "U",
+        "cores",
+        "prio",
+        "R bound",
+        if edf { "tardiness" } else { "slack" }
+    );
+    for t in &r.tasks {
+        let extra = if edf {
+            opt_duration(t.tardiness)
+        } else {
+            t.response_time
+                .filter(|&rt| rt <= t.deadline)
+                .map_or_else(|| "-".into(), |rt| duration(t.deadline - rt))
+        };
+        let _ = writeln!(
+            o,
+            "{:<16} {:>10} {:>10} {:>10} {:>7.4} {:>8} {:>5} {:>11} {:>11}  {}",
+            truncate(&t.name, 16),
+            duration(t.wcet),
+            duration(t.period),
+            duration(t.deadline),
+            t.utilization,
+            cores_list(&t.cores),
+            t.priority.map_or_else(|| "-".into(), |p| p.to_string()),
+            opt_duration(t.response_time),
+            extra,
+            task_verdict(t.verdict)
+        );
+    }
+
+    let split: Vec<_> = r.tasks.iter().filter(|t| t.pieces.len() > 1).collect();
+    if !split.is_empty() {
+        let _ = writeln!(o, "\nsplit tasks (seed 003: each piece runs its budget, then the job migrates)");
+        for t in split {
+            let pieces: Vec<String> = t
+                .pieces
+                .iter()
+                .map(|p| {
+                    format!(
+                        "core {} budget {} from +{} (D {}, R {})",
+                        p.core,
+                        duration(p.budget),
+                        duration(p.release_offset),
+                        duration(p.deadline),
+                        opt_duration(p.response_time)
+                    )
+                })
+                .collect();
+            let _ = writeln!(o, "  {}: {}", t.name, pieces.join(" -> "));
+        }
+    }
+
+    if !r.cores.is_empty() {
+        let _ = writeln!(o, "\n{:<5} {:<10} {:>7}  tasks in priority order", "core", "cluster", "U");
+        for c in &r.cores {
+            let cluster = w
+                .platform
+                .clusters
+                .get(c.cluster)
+                .map_or("-", |k| k.name.as_str());
+            let _ = writeln!(
+                o,
+                "{:<5} {:<10} {:>7}  {}",
+                c.core,
+                truncate(cluster, 10),
+                c.utilization.map_or_else(|| "-".into(), |u| format!("{u:.4}")),
+                c.tasks.join(", ")
+            );
+        }
+    }
+    if w.platform.clusters.len() > 1 {
+        let _ = writeln!(o, "\n{:<10} {:>5} {:>7} {:>6}", "cluster", "cores", "U", "tasks");
+        for c in &r.clusters {
+            let _ = writeln!(
+                o,
+                "{:<10} {:>5} {:>7.4} {:>6}",
+                truncate(&c.name, 10),
+                c.cores,
+                c.utilization,
+                c.tasks
+            );
+        }
+    }
+
+    if !r.bounds.is_empty() {
+        let _ = writeln!(o, "\nutilization bounds (sufficient tests, for information)");
+        for b in &r.bounds {
+            let status = if !b.applies {
+                "does not apply (needs implicit deadlines, no jitter or blocking)"
+            } else if b.passes {
+                "passes"
+            } else {
+                "inconclusive"
+            };
+            let _ = writeln!(
+                o,
+                "  {:<28} {:.4} vs bound {:.4}: {}  [{}]",
+                b.name, b.value, b.bound, status, b.source
+            );
+        }
+    }
+    for n in &r.notes {
+        let _ = writeln!(o, "note: {n}");
+    }
+    let word = match r.verdict {
+        Verdict::Schedulable if r.soft => "SCHEDULABLE (soft real time: bounded tardiness)",
+        Verdict::Schedulable => "SCHEDULABLE",
+        Verdict::NotSchedulable => "NOT SCHEDULABLE",
+        Verdict::NotAnalysed => "NOT ANALYSED",
+    };
+    let _ = writeln!(o, "\nverdict: {word}: {}", r.reason);
+    o
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n - 1).collect();
+        t.push('~');
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration(0), "0 ns");
+        assert_eq!(duration(10_000_000), "10 ms");
+        assert_eq!(duration(2_500), "2.5 us");
+        assert_eq!(duration(1_234_567), "1.234 ms");
+        assert_eq!(duration(999), "999 ns");
+        assert_eq!(duration(3_000_000_000), "3 s");
+    }
+
+    #[test]
+    fn core_ranges() {
+        assert_eq!(cores_list(&[0, 1, 2, 3, 5]), "0-3,5");
+        assert_eq!(cores_list(&[2]), "2");
+        assert_eq!(cores_list(&[0, 1]), "0,1");
+        assert_eq!(cores_list(&[]), "-");
+    }
+}

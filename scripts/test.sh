@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, lints, Rust unit/property/integration
+# tests, the Python package and its tests. This is what CI runs (.ci/run).
+# Long fuzzing and benchmarks have their own commands (docs/testing.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+export CARGO_TERM_COLOR=never
+
+step "toolchain"
+cargo --version
+python3 --version
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+step "Rust tests"
+cargo test --workspace --quiet
+
+step "Python package"
+build_wheel
+.venv/bin/ruff check python tests/python
+.venv/bin/ruff format --check python tests/python
+.venv/bin/python -m pytest -q tests/python
+
+step "all tests passed"
