@@ -81,6 +81,19 @@ pub struct Bandwidth {
     pub peer: BytesPerSec,
 }
 
+impl Default for Bandwidth {
+    /// PCIe 2.0 x16 as measured in practice (seed 004's GTX-470 platform):
+    /// about 6 GB/s each way; peer copies somewhat slower. Assumed values,
+    /// documented in crates/model/README.md.
+    fn default() -> Self {
+        Bandwidth {
+            host_to_device: 6_000_000_000,
+            device_to_host: 6_000_000_000,
+            peer: 5_000_000_000,
+        }
+    }
+}
+
 /// System overheads, seed 000 App. B; defaults are seed 000 Table III.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Overheads {
@@ -112,6 +125,26 @@ impl Default for Overheads {
             paisch: 130,
             pairel: 560,
             tck: 860,
+            quantum: 1_000_000,
+        }
+    }
+}
+
+impl Overheads {
+    /// No overheads at all (overhead-oblivious analysis); the tick quantum
+    /// stays 1 ms because it is a period, not a cost.
+    pub fn zero() -> Self {
+        Overheads {
+            sch: 0,
+            cxs: 0,
+            ipi: 0,
+            rel: 0,
+            th: 0,
+            bh: 0,
+            krel: 0,
+            paisch: 0,
+            pairel: 0,
+            tck: 0,
             quantum: 1_000_000,
         }
     }
@@ -175,7 +208,9 @@ pub enum InterruptHandling {
     Slih,
     Pai,
     /// PREEMPT_RT style threads at a fixed user-set priority.
-    FixedPriorityThreads { priority: u8 },
+    FixedPriorityThreads {
+        priority: u8,
+    },
     Klmirqd,
 }
 
@@ -196,6 +231,25 @@ pub struct Policy {
     pub gpu_speedup: f64,
 }
 
+impl Default for Policy {
+    /// What a workload file gets when it omits a `[policy]` key; see
+    /// crates/model/README.md for the reasons.
+    fn default() -> Self {
+        Policy {
+            cpu_scheduler: CpuScheduler::PartitionedFp,
+            partitioning: Partitioning::PdmsHptsDs,
+            priority: PriorityAssignment::DeadlineMonotonic,
+            gpu_allocator: GpuAllocator::GpuSync { affinity: true },
+            tokens_per_gpu: 2,
+            engine_locks: true,
+            peer_locking: PeerLocking::Dgl,
+            chunk_size: None,
+            interrupts: InterruptHandling::Klmirqd,
+            gpu_speedup: 16.0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum VgpuPolicy {
     Band,
@@ -206,8 +260,13 @@ pub enum VgpuPolicy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum VgpuReservation {
     /// Share in parts per million of the GPU (e.g. 60% = 600_000).
-    Share { ppm: u32 },
-    Budget { budget: Nanos, period: Nanos },
+    Share {
+        ppm: u32,
+    },
+    Budget {
+        budget: Nanos,
+        period: Nanos,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
