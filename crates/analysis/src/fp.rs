@@ -69,8 +69,7 @@ pub fn response_time(higher: &[Task], task: &Task) -> Option<Time> {
         let limit = task
             .deadline
             .checked_add(release)?
-            .checked_sub(task.jitter)
-            .unwrap_or(0);
+            .saturating_sub(task.jitter);
         loop {
             let next = base.checked_add(interference(higher, w)?)?;
             if next > limit {
@@ -232,7 +231,9 @@ pub fn max_top_priority_wcet(
         // The point test needs a one-job busy period, guaranteed by
         // D_k + J_k ≤ T_k; the deadlines of higher-priority tasks do not
         // matter (they are checked in their own iteration of this loop).
-        let c_k = if task.deadline.saturating_add(task.jitter) <= task.period {
+        let c_k = if task.deadline.saturating_add(task.jitter) <= task.period
+            && scheduling_points(higher, task, period) <= MAX_SCHEDULING_POINTS
+        {
             max_interferer_wcet_by_points(higher, task, period, best)
         } else {
             max_interferer_wcet_by_search(higher, task, period, deadline, best)
@@ -248,6 +249,20 @@ pub fn max_top_priority_wcet(
         }
     }
     Some(best)
+}
+
+/// Above this many scheduling points (long deadlines over short periods),
+/// [`max_top_priority_wcet`] switches from enumerating the points to a binary
+/// search on C' with the RTA, whose cost does not grow with D/T.
+pub const MAX_SCHEDULING_POINTS: u64 = 4096;
+
+/// How many points [`max_interferer_wcet_by_points`] would visit for `task`.
+fn scheduling_points(higher: &[Task], task: &Task, period: Time) -> u64 {
+    let horizon = task.deadline.saturating_sub(task.jitter);
+    higher
+        .iter()
+        .map(|h| (horizon + h.jitter) / h.period)
+        .fold(horizon / period, u64::saturating_add)
 }
 
 /// Exact when D_k + J_k ≤ T_k: then τ_k's level-k busy period holds one job,
@@ -502,6 +517,22 @@ mod tests {
         let top = |c| Task::new(9, c, 50, 50);
         assert!(is_schedulable(&[top(c), core[0]]));
         assert!(!is_schedulable(&[top(c + 1), core[0]]));
+    }
+
+    #[test]
+    fn maximal_split_long_deadline_short_period_is_fast() {
+        // 10^12 / 1 scheduling points would never finish; the search path
+        // answers at once: any C' ≥ 1 with T' = 1 overloads the core.
+        let core = [Task::implicit(0, 1, 1_000_000_000_000)];
+        assert_eq!(
+            max_top_priority_wcet(&core, 1, 1_000_000_000_000, 1_000_000_000_000),
+            Some(0)
+        );
+        // T' = 2: C' = 1 gives U = 1/2 + 10^-12 ≤ 1, and τ0 finishes by its deadline.
+        assert_eq!(
+            max_top_priority_wcet(&core, 2, 1_000_000_000_000, 1_000_000_000_000),
+            Some(1)
+        );
     }
 
     #[test]

@@ -12,6 +12,9 @@
 //! - [`global_fp`]: global / clustered fixed priority response-time bounds.
 //! - [`edf`]: G-EDF / C-EDF bounded tardiness (soft real time).
 //!
+//! - [`workload`]: `rtgpu analyze` on a whole workload file: report and
+//!   deployment plan.
+//!
 //! Analyses never change a task in place: inflation and splitting return new
 //! values (DESIGN.md §4).
 
@@ -22,5 +25,6 @@ pub mod generate;
 pub mod global_fp;
 pub mod partition;
 pub mod task;
+pub mod workload;
 
 pub use task::{Task, Time};

@@ -138,7 +138,10 @@ pub fn report_text(w: &Workload, r: &Report) -> String {
 
     let split: Vec<_> = r.tasks.iter().filter(|t| t.pieces.len() > 1).collect();
     if !split.is_empty() {
-        let _ = writeln!(o, "\nsplit tasks (seed 003: each piece runs its budget, then the job migrates)");
+        let _ = writeln!(
+            o,
+            "\nsplit tasks (seed 003: each piece runs its budget, then the job migrates)"
+        );
         for t in split {
             let pieces: Vec<String> = t
                 .pieces
@@ -159,7 +162,11 @@ pub fn report_text(w: &Workload, r: &Report) -> String {
     }
 
     if !r.cores.is_empty() {
-        let _ = writeln!(o, "\n{:<5} {:<10} {:>7}  tasks in priority order", "core", "cluster", "U");
+        let _ = writeln!(
+            o,
+            "\n{:<5} {:<10} {:>7}  tasks in priority order",
+            "core", "cluster", "U"
+        );
         for c in &r.cores {
             let cluster = w
                 .platform
@@ -171,13 +178,18 @@ pub fn report_text(w: &Workload, r: &Report) -> String {
                 "{:<5} {:<10} {:>7}  {}",
                 c.core,
                 truncate(cluster, 10),
-                c.utilization.map_or_else(|| "-".into(), |u| format!("{u:.4}")),
+                c.utilization
+                    .map_or_else(|| "-".into(), |u| format!("{u:.4}")),
                 c.tasks.join(", ")
             );
         }
     }
     if w.platform.clusters.len() > 1 {
-        let _ = writeln!(o, "\n{:<10} {:>5} {:>7} {:>6}", "cluster", "cores", "U", "tasks");
+        let _ = writeln!(
+            o,
+            "\n{:<10} {:>5} {:>7} {:>6}",
+            "cluster", "cores", "U", "tasks"
+        );
         for c in &r.clusters {
             let _ = writeln!(
                 o,
@@ -191,7 +203,10 @@ pub fn report_text(w: &Workload, r: &Report) -> String {
     }
 
     if !r.bounds.is_empty() {
-        let _ = writeln!(o, "\nutilization bounds (sufficient tests, for information)");
+        let _ = writeln!(
+            o,
+            "\nutilization bounds (sufficient tests, for information)"
+        );
         for b in &r.bounds {
             let status = if !b.applies {
                 "does not apply (needs implicit deadlines, no jitter or blocking)"

@@ -1,0 +1,846 @@
+//! `rtgpu analyze` on a whole workload file: maps the validated model
+//! ([`rtgpu_model::Workload`]) onto the analyses of this crate according to
+//! its `[policy]`, and assembles one [`Report`] (what the CLI prints and the
+//! Python bindings return) and one deployment [`Plan`] (what `rtgpu run`
+//! consumes).
+//!
+//! Which test decides, per CPU scheduler:
+//! - P-FP: partitioning ([`crate::partition`]) with exact uniprocessor RTA per
+//!   core ([`crate::fp`]); PDMS_HPTS / PDMS_HPTS_DS split tasks (seed 003).
+//! - C-FP / G-FP: global fixed-priority response-time bounds per cluster
+//!   ([`crate::global_fp`]).
+//! - C-EDF / G-EDF: bounded tardiness per cluster ([`crate::edf`], seed 000
+//!   App. B Eqs. 4-5); a hard-deadline density test is reported beside it.
+//!
+//! GPU-using tasks are not analysed yet: the report says so and the verdict
+//! is [`Verdict::NotAnalysed`], never a silent CPU-only answer.
+
+use serde::Serialize;
+
+use rtgpu_model::{CpuScheduler, FitRule, Partitioning, PriorityAssignment, SortOrder, Workload};
+
+use crate::partition::{self, Heuristic, Order, PriorityRule};
+use crate::task::{Task, Time};
+use crate::{bounds, edf, fp, global_fp};
+
+/// The overall answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Every deadline holds (hard real time), or every tardiness is bounded
+    /// (soft real time under EDF; see [`Report::soft`]).
+    Schedulable,
+    NotSchedulable,
+    /// The workload has parts this version cannot analyse (GPU-using tasks).
+    NotAnalysed,
+}
+
+/// Per-task outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskVerdict {
+    MeetsDeadline,
+    MissesDeadline,
+    BoundedTardiness,
+    UnboundedTardiness,
+    /// Partitioning could not place (all of) the task.
+    Unplaced,
+    NotAnalysed,
+}
+
+/// One piece of a task on one core (a whole task is a single piece).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PieceReport {
+    pub core: u32,
+    /// Budget of this piece (its C').
+    pub budget: Time,
+    /// Offset of this piece's release after the job's release (seed 003:
+    /// τ'' is released C' after τ').
+    pub release_offset: Time,
+    /// Relative deadline of the piece, from its own release.
+    pub deadline: Time,
+    /// 1 = highest priority on the core.
+    pub priority: u32,
+    pub response_time: Option<Time>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskReport {
+    pub name: String,
+    pub wcet: Time,
+    pub period: Time,
+    pub deadline: Time,
+    pub jitter: Time,
+    pub blocking: Time,
+    pub utilization: f64,
+    pub uses_gpu: bool,
+    /// Cluster the task runs in (index), if it was placed.
+    pub cluster: Option<usize>,
+    /// Cores the task may run on (its pieces' cores for P-FP, the cluster's
+    /// cores otherwise).
+    pub cores: Vec<u32>,
+    /// Global priority rank under FP schedulers (1 = highest), per core for
+    /// P-FP in `pieces`.
+    pub priority: Option<u32>,
+    /// P-FP only: where each piece runs.
+    pub pieces: Vec<PieceReport>,
+    /// Worst-case response time bound from the job's release, if bounded.
+    pub response_time: Option<Time>,
+    /// EDF only: tardiness bound.
+    pub tardiness: Option<Time>,
+    pub verdict: TaskVerdict,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CoreReport {
+    pub core: u32,
+    pub cluster: usize,
+    /// Utilization of the pieces partitioned onto this core (P-FP only).
+    pub utilization: Option<f64>,
+    /// Names of tasks (with piece index for split tasks) in priority order.
+    pub tasks: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClusterReport {
+    pub name: String,
+    pub cores: u32,
+    pub utilization: f64,
+    pub tasks: usize,
+}
+
+/// A utilization bound evaluated for information (sufficient tests).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BoundCheck {
+    pub name: String,
+    pub source: String,
+    pub bound: f64,
+    pub value: f64,
+    pub applies: bool,
+    pub passes: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub workload: String,
+    pub scheduler: String,
+    /// The test that decided the verdict, with its source.
+    pub method: String,
+    pub verdict: Verdict,
+    /// Whether the verdict is soft real time (bounded tardiness).
+    pub soft: bool,
+    /// One sentence explaining the verdict.
+    pub reason: String,
+    pub total_utilization: f64,
+    pub tasks: Vec<TaskReport>,
+    pub cores: Vec<CoreReport>,
+    pub clusters: Vec<ClusterReport>,
+    pub bounds: Vec<BoundCheck>,
+    pub notes: Vec<String>,
+}
+
+/// The deployment plan `rtgpu run` consumes (JSON, `format` versioned).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    pub format: &'static str,
+    pub workload: String,
+    pub scheduler: String,
+    pub verdict: Verdict,
+    pub tasks: Vec<PlanTask>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanTask {
+    pub name: String,
+    pub period: Time,
+    pub deadline: Time,
+    /// Cores the task's thread may run on (affinity) when not split.
+    pub cores: Vec<u32>,
+    /// Suggested SCHED_FIFO priority (1..=98, higher = more urgent) for FP
+    /// schedulers; `None` under EDF (use SCHED_DEADLINE with runtime = wcet,
+    /// deadline, period).
+    pub sched_fifo_priority: Option<u8>,
+    /// P-FP: one entry per piece, in execution order. A split task runs
+    /// `budget` ns of CPU time on each piece's core, then migrates.
+    pub pieces: Vec<PieceReport>,
+}
+
+/// Analyse a workload according to its policy.
+pub fn analyze(w: &Workload) -> (Report, Plan) {
+    let mut notes = Vec::new();
+    let scheduler = scheduler_name(w.policy.cpu_scheduler).to_string();
+    let total_utilization: f64 = w
+        .tasks
+        .iter()
+        .map(|t| t.wcet as f64 / t.period as f64)
+        .sum();
+    let mut tasks: Vec<TaskReport> = w.tasks.iter().map(task_report).collect();
+    let clusters_report = |tasks: &[TaskReport]| -> Vec<ClusterReport> {
+        w.platform
+            .clusters
+            .iter()
+            .enumerate()
+            .map(|(ci, c)| ClusterReport {
+                name: c.name.clone(),
+                cores: c.cores,
+                utilization: tasks
+                    .iter()
+                    .filter(|t| t.cluster == Some(ci))
+                    .map(|t| t.utilization)
+                    .sum(),
+                tasks: tasks.iter().filter(|t| t.cluster == Some(ci)).count(),
+            })
+            .collect()
+    };
+
+    let gpu_tasks: Vec<&str> = w
+        .tasks
+        .iter()
+        .filter(|t| t.uses_gpu())
+        .map(|t| t.name.as_str())
+        .collect();
+    if !gpu_tasks.is_empty() {
+        for t in tasks.iter_mut() {
+            t.verdict = TaskVerdict::NotAnalysed;
+        }
+        let reason = format!(
+            "not yet analysed: {} GPU-using task(s) ({}); GPU-aware analysis (locking \
+             bounds, interrupt overheads, suspension-oblivious verdicts) is not implemented \
+             in this version, and a CPU-only verdict would be wrong",
+            gpu_tasks.len(),
+            gpu_tasks.join(", ")
+        );
+        let report = Report {
+            workload: w.name.clone(),
+            scheduler: scheduler.clone(),
+            method: "none".into(),
+            verdict: Verdict::NotAnalysed,
+            soft: false,
+            reason,
+            total_utilization,
+            clusters: clusters_report(&tasks),
+            tasks,
+            cores: Vec::new(),
+            bounds: Vec::new(),
+            notes,
+        };
+        let plan = Plan {
+            format: PLAN_FORMAT,
+            workload: w.name.clone(),
+            scheduler,
+            verdict: Verdict::NotAnalysed,
+            tasks: Vec::new(),
+        };
+        return (report, plan);
+    }
+
+    if w.overheads != rtgpu_model::Overheads::zero() {
+        notes.push(
+            "overheads are not charged yet: CPU-only analysis is overhead-oblivious in this \
+             version (overhead-aware accounting, seed 000 App. B, comes with the GPU-aware \
+             analysis)"
+                .into(),
+        );
+    }
+    let (method, soft, cores) = match w.policy.cpu_scheduler {
+        CpuScheduler::PartitionedFp => {
+            let (m, c) = analyze_pfp(w, &mut tasks, &mut notes);
+            (m, false, c)
+        }
+        CpuScheduler::ClusteredFp | CpuScheduler::GlobalFp => {
+            let global = w.policy.cpu_scheduler == CpuScheduler::GlobalFp;
+            (
+                analyze_gfp(w, global, &mut tasks, &mut notes),
+                false,
+                Vec::new(),
+            )
+        }
+        CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf => {
+            let global = w.policy.cpu_scheduler == CpuScheduler::GlobalEdf;
+            (
+                analyze_edf(w, global, &mut tasks, &mut notes),
+                true,
+                Vec::new(),
+            )
+        }
+    };
+
+    let failing: Vec<&TaskReport> = tasks
+        .iter()
+        .filter(|t| {
+            matches!(
+                t.verdict,
+                TaskVerdict::MissesDeadline
+                    | TaskVerdict::Unplaced
+                    | TaskVerdict::UnboundedTardiness
+            )
+        })
+        .collect();
+    let verdict = if failing.is_empty() {
+        Verdict::Schedulable
+    } else {
+        Verdict::NotSchedulable
+    };
+    let reason = if failing.is_empty() {
+        if soft {
+            format!("every task has bounded tardiness under {scheduler}")
+        } else {
+            format!("every task meets its deadline under {scheduler}")
+        }
+    } else {
+        let names: Vec<String> = failing
+            .iter()
+            .take(5)
+            .map(|t| format!("{} ({})", t.name, verdict_word(t.verdict)))
+            .collect();
+        let more = if failing.len() > 5 {
+            format!(" and {} more", failing.len() - 5)
+        } else {
+            String::new()
+        };
+        format!(
+            "{} of {} task(s) fail: {}{more}",
+            failing.len(),
+            tasks.len(),
+            names.join(", ")
+        )
+    };
+
+    // The bounds are about (partitioned) fixed priority; under global or EDF
+    // schedulers they would only confuse.
+    let bounds = if w.policy.cpu_scheduler == CpuScheduler::PartitionedFp {
+        bound_checks(w)
+    } else {
+        Vec::new()
+    };
+    let plan = make_plan(w, &tasks, &scheduler, verdict);
+    let report = Report {
+        workload: w.name.clone(),
+        scheduler,
+        method,
+        verdict,
+        soft,
+        reason,
+        total_utilization,
+        clusters: clusters_report(&tasks),
+        tasks,
+        cores,
+        bounds,
+        notes,
+    };
+    (report, plan)
+}
+
+/// A duration in words for notes ("533333 ns" style is unreadable).
+fn duration_words(ns: Time) -> String {
+    rtgpu_model::units::format_duration(ns)
+}
+
+/// Version tag of the plan file format.
+pub const PLAN_FORMAT: &str = "rtgpu-plan/1";
+
+fn verdict_word(v: TaskVerdict) -> &'static str {
+    match v {
+        TaskVerdict::MeetsDeadline => "meets deadline",
+        TaskVerdict::MissesDeadline => "misses deadline",
+        TaskVerdict::BoundedTardiness => "bounded tardiness",
+        TaskVerdict::UnboundedTardiness => "unbounded tardiness",
+        TaskVerdict::Unplaced => "could not be placed",
+        TaskVerdict::NotAnalysed => "not analysed",
+    }
+}
+
+pub fn scheduler_name(s: CpuScheduler) -> &'static str {
+    match s {
+        CpuScheduler::PartitionedFp => "P-FP",
+        CpuScheduler::ClusteredFp => "C-FP",
+        CpuScheduler::GlobalFp => "G-FP",
+        CpuScheduler::ClusteredEdf => "C-EDF",
+        CpuScheduler::GlobalEdf => "G-EDF",
+    }
+}
+
+fn task_report(t: &rtgpu_model::Task) -> TaskReport {
+    TaskReport {
+        name: t.name.clone(),
+        wcet: t.wcet,
+        period: t.period,
+        deadline: t.deadline,
+        jitter: t.jitter,
+        blocking: t.blocking,
+        utilization: t.wcet as f64 / t.period as f64,
+        uses_gpu: t.uses_gpu(),
+        cluster: t.cluster,
+        cores: Vec::new(),
+        priority: None,
+        pieces: Vec::new(),
+        response_time: None,
+        tardiness: None,
+        verdict: TaskVerdict::NotAnalysed,
+    }
+}
+
+fn analysis_task(id: usize, t: &rtgpu_model::Task) -> Task {
+    Task {
+        id,
+        wcet: t.wcet,
+        period: t.period,
+        deadline: t.deadline,
+        jitter: t.jitter,
+        blocking: t.blocking,
+    }
+}
+
+/// Assign every task to a cluster: bound tasks to theirs; unbound tasks, in
+/// decreasing utilization, to the cluster with the most spare capacity
+/// (cores − utilization), a worst-fit spread. Returns per cluster the model
+/// task indices.
+fn assign_clusters(w: &Workload, global: bool) -> Vec<Vec<usize>> {
+    if global {
+        return vec![(0..w.tasks.len()).collect()];
+    }
+    let n = w.platform.clusters.len();
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut load: Vec<f64> = vec![0.0; n];
+    let mut unbound: Vec<usize> = Vec::new();
+    for (i, t) in w.tasks.iter().enumerate() {
+        match t.cluster {
+            Some(c) if c < n => {
+                members[c].push(i);
+                load[c] += t.wcet as f64 / t.period as f64;
+            }
+            _ => unbound.push(i),
+        }
+    }
+    unbound.sort_by(|&a, &b| {
+        let (ta, tb) = (&w.tasks[a], &w.tasks[b]);
+        crate::task::cmp_ratio(tb.wcet, tb.period, ta.wcet, ta.period).then(a.cmp(&b))
+    });
+    for i in unbound {
+        let t = &w.tasks[i];
+        let best = (0..n)
+            .max_by(|&a, &b| {
+                let sa = w.platform.clusters[a].cores as f64 - load[a];
+                let sb = w.platform.clusters[b].cores as f64 - load[b];
+                sa.total_cmp(&sb).then(b.cmp(&a))
+            })
+            .unwrap_or(0);
+        members[best].push(i);
+        load[best] += t.wcet as f64 / t.period as f64;
+    }
+    members
+}
+
+fn cluster_cores(w: &Workload, cluster: usize) -> Vec<u32> {
+    let c = &w.platform.clusters[cluster];
+    (c.first_core..c.first_core + c.cores).collect()
+}
+
+fn heuristic(w: &Workload) -> (Heuristic, String) {
+    let order = |o: SortOrder| match o {
+        SortOrder::DecreasingUtilization => Order::DecreasingUtilization,
+        SortOrder::DecreasingSize => Order::DecreasingSize,
+    };
+    let prio = match w.policy.priority {
+        PriorityAssignment::DeadlineMonotonic => PriorityRule::DeadlineMonotonic,
+        PriorityAssignment::RateMonotonic => PriorityRule::RateMonotonic,
+        PriorityAssignment::Audsley => PriorityRule::Audsley,
+    };
+    match w.policy.partitioning {
+        Partitioning::Fit { rule, order: o } => {
+            let (r, name) = match rule {
+                FitRule::First => (partition::FitRule::FirstFit, "first fit"),
+                FitRule::Best => (partition::FitRule::BestFit, "best fit"),
+                FitRule::Worst => (partition::FitRule::WorstFit, "worst fit"),
+                FitRule::Next => (partition::FitRule::NextFit, "next fit"),
+            };
+            let oname = match o {
+                SortOrder::DecreasingUtilization => "decreasing utilization",
+                SortOrder::DecreasingSize => "decreasing size",
+            };
+            (
+                Heuristic::Fit {
+                    rule: r,
+                    order: order(o),
+                    priority: prio,
+                },
+                format!("{name} by {oname} with exact RTA per core"),
+            )
+        }
+        Partitioning::PdmsHpts { order: o } => (
+            Heuristic::PdmsHpts { order: order(o) },
+            "PDMS_HPTS task splitting (seed 003 Algorithm 1) with exact RTA per core".into(),
+        ),
+        Partitioning::PdmsHptsDs => (
+            Heuristic::PdmsHptsDs,
+            "PDMS_HPTS_DS task splitting (seed 003 Algorithm 2) with exact RTA per core".into(),
+        ),
+    }
+}
+
+fn analyze_pfp(
+    w: &Workload,
+    tasks: &mut [TaskReport],
+    notes: &mut Vec<String>,
+) -> (String, Vec<CoreReport>) {
+    let (heur, method) = heuristic(w);
+    if !matches!(heur, Heuristic::Fit { .. })
+        && w.policy.priority != PriorityAssignment::DeadlineMonotonic
+    {
+        notes.push(
+            "PDMS_HPTS and PDMS_HPTS_DS assign deadline-monotonic priorities on every core \
+             (seed 003 §IV); the workload's priority setting does not apply to them"
+                .into(),
+        );
+    }
+    let any_bound = w.tasks.iter().any(|t| t.cluster.is_some());
+    let groups: Vec<(Vec<u32>, usize, Vec<usize>)> = if !any_bound || w.platform.clusters.len() == 1
+    {
+        let cores: Vec<u32> = (0..w.platform.total_cores()).collect();
+        vec![(cores, 0, (0..w.tasks.len()).collect())]
+    } else {
+        notes.push(
+            "tasks are bound to clusters: each cluster is partitioned on its own cores; \
+                 unbound tasks were spread over clusters by spare capacity"
+                .into(),
+        );
+        assign_clusters(w, false)
+            .into_iter()
+            .enumerate()
+            .map(|(ci, m)| (cluster_cores(w, ci), ci, m))
+            .collect()
+    };
+    let core_cluster = |core: u32| {
+        w.platform
+            .clusters
+            .iter()
+            .position(|c| core >= c.first_core && core < c.first_core + c.cores)
+            .unwrap_or(0)
+    };
+    let mut core_reports = Vec::new();
+    for (cores, _cluster, members) in groups {
+        let input: Vec<Task> = members
+            .iter()
+            .map(|&i| analysis_task(i, &w.tasks[i]))
+            .collect();
+        let result = partition::partition(&input, cores.len(), heur);
+        if let Some(u) = &result.unplaced {
+            let why = match u.reason {
+                partition::Failure::Infeasible => "it misses its deadline even alone on a core",
+                partition::Failure::NoCoreLeft => "it fits on none of the remaining cores",
+            };
+            let piece = if u.piece > 0 {
+                format!(" (its piece {} of {})", u.piece + 1, duration_words(u.wcet))
+            } else {
+                String::new()
+            };
+            notes.push(format!(
+                "partitioning stopped at {}{piece}: {why}; tasks it had not reached are reported \
+                 as unplaced",
+                w.tasks.get(u.task).map_or("?", |t| t.name.as_str())
+            ));
+        }
+        for (local, pieces) in result.cores.iter().enumerate() {
+            let core = cores[local];
+            let mut names = Vec::new();
+            let mut util = 0.0;
+            for (rank, p) in pieces.iter().enumerate() {
+                let tr = &mut tasks[p.task];
+                let split = w.tasks[p.task].wcet != p.wcet;
+                names.push(if split {
+                    format!("{}#{}", tr.name, p.piece + 1)
+                } else {
+                    tr.name.clone()
+                });
+                util += p.wcet as f64 / p.period as f64;
+                tr.pieces.push(PieceReport {
+                    core,
+                    budget: p.wcet,
+                    release_offset: p.offset,
+                    deadline: p.deadline,
+                    priority: rank as u32 + 1,
+                    response_time: Some(p.response_time),
+                });
+            }
+            core_reports.push(CoreReport {
+                core,
+                cluster: core_cluster(core),
+                utilization: Some(util),
+                tasks: names,
+            });
+        }
+        for &i in &members {
+            let tr = &mut tasks[i];
+            tr.pieces.sort_by_key(|p| p.release_offset);
+            tr.cores = tr.pieces.iter().map(|p| p.core).collect();
+            tr.cluster = tr.cores.first().map(|&c| core_cluster(c));
+            let placed: Time = tr.pieces.iter().map(|p| p.budget).sum();
+            if placed < tr.wcet || tr.pieces.is_empty() {
+                tr.verdict = TaskVerdict::Unplaced;
+                continue;
+            }
+            // Response time of the job = offset of its last piece + that
+            // piece's response time on its core.
+            let last = tr
+                .pieces
+                .last()
+                .and_then(|p| p.response_time.map(|r| p.release_offset + r));
+            tr.response_time = last;
+            tr.priority = tr.pieces.first().map(|p| p.priority);
+            tr.verdict = match last {
+                Some(r)
+                    if r <= tr.deadline && tr.pieces.iter().all(|p| p.response_time.is_some()) =>
+                {
+                    TaskVerdict::MeetsDeadline
+                }
+                _ => TaskVerdict::MissesDeadline,
+            };
+        }
+    }
+    core_reports.sort_by_key(|c| c.core);
+    (method, core_reports)
+}
+
+fn analyze_gfp(
+    w: &Workload,
+    global: bool,
+    tasks: &mut [TaskReport],
+    notes: &mut Vec<String>,
+) -> String {
+    if w.policy.priority == PriorityAssignment::Audsley {
+        notes.push(
+            "Audsley's priority assignment is applied to uniprocessor (P-FP) analysis only; \
+             global FP uses deadline-monotonic priorities here"
+                .into(),
+        );
+    }
+    let groups = assign_clusters(w, global);
+    for (ci, members) in groups.iter().enumerate() {
+        let m = if global {
+            w.platform.total_cores()
+        } else {
+            w.platform.clusters[ci].cores
+        };
+        let cores: Vec<u32> = if global {
+            (0..w.platform.total_cores()).collect()
+        } else {
+            cluster_cores(w, ci)
+        };
+        let mut input: Vec<Task> = members
+            .iter()
+            .map(|&i| analysis_task(i, &w.tasks[i]))
+            .collect();
+        match w.policy.priority {
+            PriorityAssignment::RateMonotonic => fp::rm_order(&mut input),
+            _ => fp::dm_order(&mut input),
+        }
+        let rts = global_fp::gfp_response_times(&input, m);
+        for (rank, (t, r)) in input.iter().zip(rts).enumerate() {
+            let tr = &mut tasks[t.id];
+            tr.cluster = if global { None } else { Some(ci) };
+            tr.cores = cores.clone();
+            tr.priority = Some(rank as u32 + 1);
+            tr.response_time = r;
+            tr.verdict = if r.is_some() {
+                TaskVerdict::MeetsDeadline
+            } else {
+                TaskVerdict::MissesDeadline
+            };
+        }
+    }
+    if global {
+        "global fixed-priority response-time analysis (Bertogna & Cirinei, RTSS 2007)".into()
+    } else {
+        "clustered fixed priority: global FP response-time analysis per cluster \
+         (Bertogna & Cirinei, RTSS 2007)"
+            .into()
+    }
+}
+
+fn analyze_edf(
+    w: &Workload,
+    global: bool,
+    tasks: &mut [TaskReport],
+    notes: &mut Vec<String>,
+) -> String {
+    let groups = assign_clusters(w, global);
+    for (ci, members) in groups.iter().enumerate() {
+        let (m, cores) = if global {
+            (
+                w.platform.total_cores(),
+                (0..w.platform.total_cores()).collect(),
+            )
+        } else {
+            (w.platform.clusters[ci].cores, cluster_cores(w, ci))
+        };
+        let input: Vec<Task> = members
+            .iter()
+            .map(|&i| analysis_task(i, &w.tasks[i]))
+            .collect();
+        let res = edf::gedf_tardiness(&input, m);
+        let hard = edf::gedf_density_test(&input, m);
+        let label = if global {
+            "the platform".to_string()
+        } else {
+            format!("cluster {}", w.platform.clusters[ci].name)
+        };
+        notes.push(format!(
+            "hard deadlines on {label}: the G-EDF density test (Goossens, Funk & Baruah 2003) {}",
+            if hard {
+                "passes: every deadline holds"
+            } else {
+                "fails: deadlines may be missed (tardiness stays bounded if reported so)"
+            }
+        ));
+        if let Some(why) = &res.reason {
+            notes.push(format!("{label}: {}", describe_rejection(why, w)));
+        }
+        for (k, t) in input.iter().enumerate() {
+            let tr = &mut tasks[t.id];
+            tr.cluster = if global { None } else { Some(ci) };
+            tr.cores = cores.clone();
+            tr.tardiness = res.tasks.get(k).and_then(|x| x.tardiness);
+            tr.response_time = res.tasks.get(k).and_then(|x| x.response_bound);
+            tr.verdict = if res.bounded && tr.tardiness.is_some() {
+                TaskVerdict::BoundedTardiness
+            } else {
+                TaskVerdict::UnboundedTardiness
+            };
+        }
+    }
+    if global {
+        "G-EDF bounded tardiness (Devi & Anderson 2005; seed 000 App. B Eqs. 4-5)".into()
+    } else {
+        "C-EDF bounded tardiness: G-EDF test per cluster (Devi & Anderson 2005; seed 000 \
+         App. B Eqs. 4-5)"
+            .into()
+    }
+}
+
+/// A rejection of the tardiness analysis in words, with task names.
+fn describe_rejection(r: &edf::EdfRejection, w: &Workload) -> String {
+    let name = |i: usize| w.tasks.get(i).map_or("?", |t| t.name.as_str());
+    match r {
+        edf::EdfRejection::NoProcessors => "no processors".into(),
+        edf::EdfRejection::InvalidTask { task, what } => {
+            format!("task {} is invalid: {what}", name(*task))
+        }
+        edf::EdfRejection::Unsupported { task, what } => format!(
+            "task {} has {what}, which the tardiness theorem does not cover",
+            name(*task)
+        ),
+        edf::EdfRejection::ExecutionExceedsPeriod { task, .. } => format!(
+            "task {} has C > T, so its tardiness grows without bound (seed 000 App. B Eq. 4)",
+            name(*task)
+        ),
+        edf::EdfRejection::Overutilized { utilization, cores } => format!(
+            "total utilization {utilization:.4} exceeds {cores} core(s), so tardiness grows \
+             without bound (seed 000 App. B Eq. 5)"
+        ),
+        edf::EdfRejection::Overflow => {
+            "the tardiness bound does not fit in 64-bit nanoseconds".into()
+        }
+    }
+}
+
+/// Informative utilization-bound tests on the whole task set.
+fn bound_checks(w: &Workload) -> Vec<BoundCheck> {
+    let tasks: Vec<Task> = w
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| analysis_task(i, t))
+        .collect();
+    let u: f64 = tasks.iter().map(Task::utilization).sum();
+    let m = w.platform.total_cores() as usize;
+    let implicit = tasks
+        .iter()
+        .all(|t| t.deadline == t.period && t.jitter == 0 && t.blocking == 0);
+    let max_u = tasks.iter().map(Task::utilization).fold(0.0, f64::max);
+    let mut out = Vec::new();
+    if m == 1 {
+        let ll = fp::liu_layland_bound(tasks.len());
+        out.push(BoundCheck {
+            name: "Liu & Layland".into(),
+            source: "Liu & Layland 1973, Theorem 5".into(),
+            bound: ll,
+            value: u,
+            applies: implicit,
+            passes: implicit && fp::liu_layland_test(&tasks),
+        });
+        let prod: f64 = tasks.iter().map(|t| t.utilization() + 1.0).product();
+        out.push(BoundCheck {
+            name: "hyperbolic".into(),
+            source: "Bini, Buttazzo & Buttazzo 2003, Theorem 1".into(),
+            bound: 2.0,
+            value: prod,
+            applies: implicit,
+            passes: implicit && fp::hyperbolic_test(&tasks),
+        });
+    }
+    let hpts = bounds::pdms_hpts_utilization_bound(m);
+    out.push(BoundCheck {
+        name: "PDMS_HPTS".into(),
+        source: "seed 003 Theorem 6".into(),
+        bound: hpts * m as f64,
+        value: u,
+        applies: implicit,
+        passes: implicit && u < hpts * m as f64,
+    });
+    let light = max_u <= bounds::LIGHT_TASK_ALPHA;
+    let ds = if light {
+        bounds::PDMS_HPTS_DS_LIGHT_BOUND_PAPER
+    } else {
+        bounds::PDMS_HPTS_DS_BOUND_PAPER
+    };
+    out.push(BoundCheck {
+        name: if light {
+            "PDMS_HPTS_DS (light tasks)".into()
+        } else {
+            "PDMS_HPTS_DS".into()
+        },
+        source: if light {
+            "seed 003 §V.A, SBLW with α = √2 − 1".into()
+        } else {
+            "seed 003 Theorem 7".into()
+        },
+        bound: ds * m as f64,
+        value: u,
+        applies: implicit,
+        passes: implicit && u < ds * m as f64,
+    });
+    out
+}
+
+/// Map FP ranks to SCHED_FIFO priorities 98 (rank 1) downwards, clamped at 1.
+fn fifo_priority(rank: u32) -> u8 {
+    98u32.saturating_sub(rank.saturating_sub(1)).max(1) as u8
+}
+
+fn make_plan(w: &Workload, tasks: &[TaskReport], scheduler: &str, verdict: Verdict) -> Plan {
+    let fp_sched = !matches!(
+        w.policy.cpu_scheduler,
+        CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf
+    );
+    Plan {
+        format: PLAN_FORMAT,
+        workload: w.name.clone(),
+        scheduler: scheduler.to_string(),
+        verdict,
+        tasks: tasks
+            .iter()
+            .map(|t| PlanTask {
+                name: t.name.clone(),
+                period: t.period,
+                deadline: t.deadline,
+                cores: t.cores.clone(),
+                sched_fifo_priority: if fp_sched {
+                    t.priority.map(fifo_priority)
+                } else {
+                    None
+                },
+                pieces: t.pieces.clone(),
+            })
+            .collect(),
+    }
+}

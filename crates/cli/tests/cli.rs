@@ -1,0 +1,190 @@
+//! End-to-end tests of the `rtgpu` binary: exit statuses, error messages,
+//! JSON output and the deployment plan, on the bundled examples and on small
+//! files written here.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn rtgpu(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rtgpu"))
+        .args(args)
+        .output()
+        .expect("the rtgpu binary runs")
+}
+
+fn example(name: &str) -> String {
+    let p: PathBuf = [env!("CARGO_MANIFEST_DIR"), "..", "..", "examples", name]
+        .iter()
+        .collect();
+    p.to_string_lossy().into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write test file");
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn quickstart_is_schedulable_only_by_splitting() {
+    let o = rtgpu(&["analyze", &example("quickstart.toml")]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    assert!(out.contains("verdict: SCHEDULABLE"), "{out}");
+    assert!(out.contains("split tasks"), "{out}");
+    assert!(out.contains("PDMS_HPTS_DS"), "{out}");
+}
+
+#[test]
+fn every_example_gives_a_definite_answer() {
+    let dir: PathBuf = [env!("CARGO_MANIFEST_DIR"), "..", "..", "examples"]
+        .iter()
+        .collect();
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).expect("examples/ exists") {
+        let path = entry.expect("dir entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+            continue;
+        }
+        let o = rtgpu(&["analyze", "--json", &path.to_string_lossy()]);
+        let code = o.status.code();
+        assert!(
+            matches!(code, Some(0..=2)),
+            "{}: {code:?} {}",
+            path.display(),
+            stderr(&o)
+        );
+        // Every example is valid input: 2 only for "not yet analysed".
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{}: not JSON ({e}): {}", path.display(), stderr(&o)));
+        let verdict = v["verdict"].as_str().unwrap_or_default().to_string();
+        match code {
+            Some(0) => assert_eq!(verdict, "schedulable"),
+            Some(1) => assert_eq!(verdict, "not-schedulable"),
+            _ => assert_eq!(verdict, "not-analysed"),
+        }
+        seen += 1;
+    }
+    assert!(seen >= 4, "expected at least four examples, found {seen}");
+}
+
+#[test]
+fn first_fit_cannot_place_what_splitting_can() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(example("pdms-split.toml")).expect("example");
+    let ff = text.replace(
+        "partitioning = \"pdms-hpts-ds\"",
+        "partitioning = \"first-fit\"",
+    );
+    assert_ne!(ff, text, "the example names its partitioning");
+    let f = write(dir.path(), "ff.toml", &ff);
+    let o = rtgpu(&["analyze", &f]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("UNPLACED"), "{out}");
+    assert!(out.contains("verdict: NOT SCHEDULABLE"), "{out}");
+}
+
+#[test]
+fn invalid_input_names_file_line_column_and_field() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = write(
+        dir.path(),
+        "bad.toml",
+        "[platform]\ncores = 2\n\n[[task]]\nname = \"a\"\nwcet = \"5 ms\"\nperiod = \"10 ms\"\ndeadlin = \"8 ms\"\n",
+    );
+    let o = rtgpu(&["analyze", &f]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("bad.toml:8:1"), "{err}");
+    assert!(err.contains("deadline"), "{err}");
+
+    let f = write(
+        dir.path(),
+        "c_gt_d.toml",
+        "[platform]\ncores = 1\n[[task]]\nname = \"a\"\nwcet = \"9 ms\"\nperiod = \"10 ms\"\ndeadline = \"8 ms\"\n",
+    );
+    let o = rtgpu(&["analyze", &f]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("c_gt_d.toml:"), "{}", stderr(&o));
+
+    let o = rtgpu(&["analyze", "/nonexistent/workload.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("/nonexistent/workload.toml"));
+}
+
+#[test]
+fn overloaded_core_is_not_schedulable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = write(
+        dir.path(),
+        "over.toml",
+        "[platform]\ncores = 1\n[overheads]\nbase = \"zero\"\n[policy]\npartitioning = \"first-fit\"\n\
+         [[task]]\nname = \"a\"\nwcet = \"6 ms\"\nperiod = \"10 ms\"\n\
+         [[task]]\nname = \"b\"\nwcet = \"5 ms\"\nperiod = \"10 ms\"\n",
+    );
+    let o = rtgpu(&["analyze", &f]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+}
+
+#[test]
+fn gpu_workloads_are_refused_not_guessed() {
+    let o = rtgpu(&["analyze", &example("feature-tracking.toml")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).contains("not yet analysed"), "{}", stdout(&o));
+}
+
+#[test]
+fn plan_is_written_and_complete() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = dir.path().join("plan.json");
+    let o = rtgpu(&[
+        "analyze",
+        &example("quickstart.toml"),
+        "--plan",
+        &plan.to_string_lossy(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan).expect("plan exists"))
+            .expect("plan is JSON");
+    assert_eq!(v["format"], "rtgpu-plan/1");
+    let tasks = v["tasks"].as_array().expect("tasks");
+    assert!(!tasks.is_empty());
+    // Pieces of every task add up to its WCET in the JSON report too.
+    let rep: serde_json::Value =
+        serde_json::from_slice(&rtgpu(&["analyze", "--json", &example("quickstart.toml")]).stdout)
+            .expect("json");
+    for (t, p) in rep["tasks"].as_array().expect("tasks").iter().zip(tasks) {
+        let budget: u64 = p["pieces"]
+            .as_array()
+            .expect("pieces")
+            .iter()
+            .map(|x| x["budget"].as_u64().expect("budget"))
+            .sum();
+        assert_eq!(Some(budget), t["wcet"].as_u64(), "{}", t["name"]);
+        assert!(p["sched_fifo_priority"].as_u64().is_some());
+    }
+    assert!(
+        tasks
+            .iter()
+            .any(|t| t["pieces"].as_array().is_some_and(|p| p.len() > 1)),
+        "the quickstart plan contains a split task"
+    );
+}
+
+#[test]
+fn schema_is_json() {
+    let o = rtgpu(&["schema"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("schema is JSON");
+    assert!(v.is_object());
+}
