@@ -126,9 +126,18 @@ fn main() {
     });
 
     let cases = [
-        Case { name: "rta n=10 U=0.85 DM: rtgpu", rate: ours },
-        Case { name: "rta n=10 U=0.85 DM: response-time-analysis 0.3", rate: theirs },
-        Case { name: "pdms_hpts_ds m=8 n=40 U=6.0: rtgpu", rate: pdms },
+        Case {
+            name: "rta n=10 U=0.85 DM: rtgpu",
+            rate: ours,
+        },
+        Case {
+            name: "rta n=10 U=0.85 DM: response-time-analysis 0.3",
+            rate: theirs,
+        },
+        Case {
+            name: "pdms_hpts_ds m=8 n=40 U=6.0: rtgpu",
+            rate: pdms,
+        },
     ];
     if json {
         let rows: Vec<String> = cases

@@ -46,11 +46,18 @@ fn interference(higher: &[Task], t: Time) -> Option<Time> {
 /// R = max_q (w(q) − q·T + J), for q = 0, 1, … until w(q) ≤ (q+1)·T − J
 /// (the next job of the task arrives after the busy period closed).
 pub fn response_time(higher: &[Task], task: &Task) -> Option<Time> {
-    // A busy period at utilization ≥ 1 may never close; with U > 1 it never
-    // does, and then some job misses its deadline. U = 1 exactly is handled
-    // by the deadline check inside the loop (each job's response is bounded
-    // by its deadline or we stop).
-    if utilization_exceeds_one(higher, task) {
+    let u_higher: f64 = higher.iter().map(Task::utilization).sum();
+    response_time_given_load(higher, task, u_higher)
+}
+
+/// [`response_time`] with Σ_hp C/T precomputed (an f64 filter; the decision
+/// near 1 is exact).
+fn response_time_given_load(higher: &[Task], task: &Task, u_higher: f64) -> Option<Time> {
+    // At a level-i utilization above 1 the busy period never closes: some
+    // job misses its deadline. The iteration below would find that too, but
+    // possibly one nanosecond per step; answer at once. U = 1 exactly is left
+    // to the deadline checks in the loop.
+    if utilization_exceeds_one(higher, task, u_higher) {
         return None;
     }
     let mut worst: Time = 0;
@@ -101,10 +108,10 @@ pub fn response_time(higher: &[Task], task: &Task) -> Option<Time> {
 
 /// Whether Σ_{hp ∪ {task}} C/T > 1, exactly (common-denominator-free pairwise
 /// accumulation in u128 rationals reduced on the fly).
-fn utilization_exceeds_one(higher: &[Task], task: &Task) -> bool {
-    // Accumulate num/den with den = product of periods would overflow for
+fn utilization_exceeds_one(higher: &[Task], task: &Task, u_higher: f64) -> bool {
+    // Accumulating num/den with den = product of periods would overflow for
     // many tasks; instead use f64 as a filter and exact u128 near the edge.
-    let approx: f64 = higher.iter().map(Task::utilization).sum::<f64>() + task.utilization();
+    let approx: f64 = u_higher + task.utilization();
     if approx < 1.0 - 1e-9 {
         return false;
     }
@@ -152,15 +159,25 @@ fn gcd(mut a: u128, mut b: u128) -> u128 {
 /// Exact response times of every task (priority order), `None` where the
 /// deadline is missed.
 pub fn response_times(tasks: &[Task]) -> Vec<Option<Time>> {
+    let mut u = 0.0;
     (0..tasks.len())
-        .map(|i| response_time(&tasks[..i], &tasks[i]))
+        .map(|i| {
+            let r = response_time_given_load(&tasks[..i], &tasks[i], u);
+            u += tasks[i].utilization();
+            r
+        })
         .collect()
 }
 
 /// Whether every task (priority order) meets its deadline. Stops at the
 /// first miss.
 pub fn is_schedulable(tasks: &[Task]) -> bool {
-    (0..tasks.len()).all(|i| response_time(&tasks[..i], &tasks[i]).is_some())
+    let mut u = 0.0;
+    (0..tasks.len()).all(|i| {
+        let ok = response_time_given_load(&tasks[..i], &tasks[i], u).is_some();
+        u += tasks[i].utilization();
+        ok
+    })
 }
 
 /// Sort into deadline-monotonic priority order: (D, T, id) ascending.

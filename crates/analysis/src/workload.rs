@@ -464,7 +464,14 @@ fn heuristic(w: &Workload) -> (Heuristic, String) {
                     order: order(o),
                     priority: prio,
                 },
-                format!("{name} by {oname} with exact RTA per core"),
+                format!(
+                    "{name} by {oname} with exact RTA per core, {} priorities",
+                    match prio {
+                        PriorityRule::DeadlineMonotonic => "deadline-monotonic",
+                        PriorityRule::RateMonotonic => "rate-monotonic",
+                        PriorityRule::Audsley => "Audsley (optimal)",
+                    }
+                ),
             )
         }
         Partitioning::PdmsHpts { order: o } => (

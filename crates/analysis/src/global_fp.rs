@@ -1,0 +1,595 @@
+//! Global and clustered fixed-priority preemptive scheduling (G-FP / C-FP) on
+//! identical processors: sufficient response-time bounds for hard deadlines.
+//!
+//! # Source
+//!
+//! M. Bertogna and M. Cirinei, "Response-time analysis for globally scheduled
+//! symmetric multiprocessor platforms", RTSS 2007 (the fixed-priority
+//! recurrence with the workload bound W_i). The same recurrence and workload
+//! bound are machine-checked in Prosa (classic global analysis: `max_jobs`
+//! and `W` in the workload bound, `per_task_rta` in `bertogna_fp_comp`, case
+//! study `RTSS2007.Theorem1`), which is where the statement below was
+//! confirmed.
+//!
+//! Tasks are in priority order (index 0 highest), constrained deadlines.
+//! For task τ_k with higher-priority tasks τ_i, i < k, whose response-time
+//! bounds R_i are already known, the bound R_k is the least fixed point of
+//!
+//! ```text
+//!     R = C_k + ⌊ (1/m) · Σ_{i<k} min( W_i(R), R − C_k + 1 ) ⌋
+//!     W_i(L) = N_i(L)·C_i + min( C_i, L + R_i − C_i − N_i(L)·T_i )
+//!     N_i(L) = ⌊ (L + R_i − C_i) / T_i ⌋
+//! ```
+//!
+//! iterated from R = C_k; τ_k is deemed schedulable iff R_k ≤ D_k (and every
+//! higher-priority task was). W_i is Bertogna & Cirinei's bound on the
+//! workload of τ_i in any window of length L when its jobs complete within R_i
+//! (the variant with D_i in place of R_i is looser; not used). Integer time:
+//! the "+1" is the discrete-time form (Prosa uses the same).
+//!
+//! # Extensions (documented derivations, not in the paper)
+//!
+//! - **Release jitter J.** Jobs *arrive* at least T apart and are released
+//!   up to J after arrival. R_i is taken from arrival (it includes J_i); each
+//!   job of τ_i then executes inside [arrival, arrival + R_i], which is all
+//!   the W_i derivation uses, so W_i holds unchanged with the arrival-based
+//!   R_i. For τ_k the window starts at its release: R_k = J_k + R', with R'
+//!   the fixed point above. Deadline check: J_k + R' ≤ min(D_k, T_k).
+//! - **Blocking B.** `blocking` is read as a bound on the *total*
+//!   priority-inversion blocking of one job of τ_k (time it is pending, not
+//!   running, while fewer than m higher-priority jobs run). Under global
+//!   scheduling this is **not** simply the longest lower-priority
+//!   non-preemptive section (a job can be blocked once per preemption); the
+//!   caller must supply a total. BC's argument then gives: if a job is not
+//!   done after R, it was interfered (all m processors busy with
+//!   higher-priority work) for at least R − C_k − B_k + 1 units, hence
+//!   `R = C_k + B_k + ⌊(1/m) Σ min(W_i(R), R − C_k − B_k + 1)⌋`. B_k only
+//!   affects τ_k's own recurrence; τ_k's workload on lower tasks uses C_k.
+//! - **D > T.** The recurrence assumes a job never waits for its own
+//!   predecessor; that holds when responses stay within T. So the check is
+//!   against min(D, T): sound, conservative for arbitrary deadlines.
+//!
+//! # Computation
+//!
+//! The fixed point is found exactly but without stepping one unit at a time
+//! (plain iteration can take ~D steps with nanosecond times when m or more
+//! higher-priority tasks saturate the clamp R − C + 1). Every term
+//! min(W_i(L), X(L)) is piecewise linear in L with slopes 0 or 1, so on a
+//! stretch without breakpoints the first L with Σ < m·X (i.e. f(L) ≤ L) is a
+//! linear equation. The least such L ≥ C_k is the least fixed point (f is
+//! monotone and f(L) ≥ C_k). Also L jumps to f(L) when that is further (the
+//! classic iteration step, also below the fixed point). Tested equal to plain
+//! iteration. A generous step limit ([`MAX_STEPS`]) answers "unschedulable"
+//! (conservative) for pathological inputs.
+//!
+//! # Clustered FP
+//!
+//! [`cfp_response_times`]: the global analysis on each cluster separately.
+
+use crate::task::{Task, Time};
+
+/// Region steps per task before the analysis gives up (answers `None`).
+pub const MAX_STEPS: u64 = 10_000_000;
+
+/// A higher-priority task as the workload bound needs it (u128 to avoid
+/// overflow in L + R_i − C_i and the sums).
+#[derive(Clone, Copy)]
+struct Interferer {
+    c: u128,
+    t: u128,
+    /// Response-time bound from arrival (includes jitter).
+    r: u128,
+}
+
+/// Bertogna & Cirinei response-time bounds under global preemptive FP on `m`
+/// identical processors. `tasks` is in priority order (index 0 highest).
+///
+/// Entry k is R_k (from arrival, including J_k) if the analysis shows τ_k
+/// meets its deadline, `None` otherwise; after the first `None` every
+/// lower-priority entry is `None` (their interference is unknown). `m = 0`
+/// gives all `None`.
+pub fn gfp_response_times(tasks_in_priority_order: &[Task], m: u32) -> Vec<Option<Time>> {
+    let mut out = Vec::with_capacity(tasks_in_priority_order.len());
+    let mut hp: Vec<Interferer> = Vec::with_capacity(tasks_in_priority_order.len());
+    let mut failed = m == 0;
+    for t in tasks_in_priority_order {
+        let r = if failed {
+            None
+        } else {
+            response_bound(&hp, t, m)
+        };
+        match r {
+            Some(r) => hp.push(Interferer {
+                c: t.wcet as u128,
+                t: t.period as u128,
+                r: r as u128,
+            }),
+            None => failed = true,
+        }
+        out.push(r);
+    }
+    out
+}
+
+/// Whether every task meets its deadline by [`gfp_response_times`].
+pub fn gfp_schedulable(tasks_in_priority_order: &[Task], m: u32) -> bool {
+    gfp_response_times(tasks_in_priority_order, m)
+        .iter()
+        .all(Option::is_some)
+}
+
+/// C-FP: [`gfp_response_times`] per cluster `(cores, tasks in priority
+/// order)`; one vector per cluster, in input order.
+pub fn cfp_response_times(clusters: &[(u32, Vec<Task>)]) -> Vec<Vec<Option<Time>>> {
+    clusters
+        .iter()
+        .map(|(m, tasks)| gfp_response_times(tasks, *m))
+        .collect()
+}
+
+/// Whether every cluster is schedulable by [`cfp_response_times`].
+pub fn cfp_schedulable(clusters: &[(u32, Vec<Task>)]) -> bool {
+    clusters.iter().all(|(m, tasks)| gfp_schedulable(tasks, *m))
+}
+
+/// One term min(W_i(L), X) with its slope and the length of the stretch
+/// [L, L + len] on which `value + slope·δ` is exact.
+#[inline]
+fn term(i: &Interferer, l: u128, x: u128) -> (u128, u128, u128) {
+    // W_i(L) = N·C + min(C, rem), y = L + R − C = N·T + rem (BC 2007).
+    let y = l + i.r - i.c;
+    let (n, rem) = (y / i.t, y % i.t);
+    let w = n * i.c + i.c.min(rem);
+    // W rises with slope 1 while rem < C (until rem = C), then is flat until
+    // the next period boundary; the linear form holds on the closed stretch.
+    let (w_slope, w_len) = if rem < i.c {
+        (1, i.c - rem)
+    } else {
+        (0, i.t - rem)
+    };
+    if w < x {
+        // W − X never increases (slopes 0/1 vs 1): stays the minimum.
+        (w, w_slope, w_len)
+    } else if w_slope == 1 {
+        // W − X constant while W rises: X stays the minimum.
+        (x, 1, w_len)
+    } else if w == x {
+        (w, 0, w_len)
+    } else {
+        // X rises to meet flat W after w − x units.
+        (x, 1, w_len.min(w - x))
+    }
+}
+
+/// Least fixed point of the (jitter/blocking-extended) BC recurrence for
+/// `task` below `hp`, from arrival, or `None` if above min(D, T).
+fn response_bound(hp: &[Interferer], task: &Task, m: u32) -> Option<Time> {
+    if task.period == 0 {
+        return None;
+    }
+    let cap = task.deadline.min(task.period).checked_sub(task.jitter)? as u128;
+    let e = task.wcet as u128 + task.blocking as u128;
+    let m = m as u128;
+    let mut l = e;
+    for _ in 0..MAX_STEPS {
+        if l > cap {
+            return None;
+        }
+        let x = l - e + 1;
+        let (mut sum, mut slope, mut len) = (0u128, 0u128, u128::MAX);
+        for i in hp {
+            let (v, s, n) = term(i, l, x);
+            sum += v;
+            slope += s;
+            len = len.min(n);
+        }
+        // f(L) ≤ L  ⟺  ⌊sum/m⌋ ≤ L − e  ⟺  sum < m·X.
+        if sum < m * x {
+            return Some((l + task.jitter as u128) as Time);
+        }
+        // On [L, L + len]: sum(L+δ) = sum + slope·δ, X(L+δ) = X + δ, so
+        // f(L+δ) ≤ L+δ  ⟺  (m − slope)·δ > sum − m·X.
+        let excess = sum - m * x;
+        if m > slope {
+            let d = excess / (m - slope) + 1;
+            if d < len {
+                let r = l + d;
+                return (r <= cap).then(|| (r + task.jitter as u128) as Time);
+            }
+        }
+        // No fixed point in [L, L + len); f(L) is also a lower bound on it.
+        let f = e + sum / m;
+        l = (l + len).max(f);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Plain BC iteration (with the same jitter/blocking/cap conventions),
+    /// one step at a time: the reference for the accelerated search.
+    fn naive(tasks: &[Task], m: u32) -> Vec<Option<Time>> {
+        let mut out: Vec<Option<Time>> = Vec::new();
+        for (k, t) in tasks.iter().enumerate() {
+            if m == 0 || out.iter().any(Option::is_none) || t.period == 0 {
+                out.push(None);
+                continue;
+            }
+            let Some(cap) = t.deadline.min(t.period).checked_sub(t.jitter) else {
+                out.push(None);
+                continue;
+            };
+            let e = t.wcet + t.blocking;
+            let mut r = e;
+            let res = loop {
+                if r > cap {
+                    break None;
+                }
+                let mut sum = 0;
+                for (i, h) in tasks[..k].iter().enumerate() {
+                    let ri = out[i].unwrap();
+                    let n = (r + ri - h.wcet) / h.period;
+                    let w = n * h.wcet + h.wcet.min(r + ri - h.wcet - n * h.period);
+                    sum += w.min(r - e + 1);
+                }
+                let next = e + sum / m as Time;
+                if next == r {
+                    break Some(r + t.jitter);
+                }
+                r = next;
+            };
+            out.push(res);
+        }
+        out
+    }
+
+    /// Exact uniprocessor RTA for constrained deadlines without jitter:
+    /// R = C + Σ_hp ⌈R/T_i⌉·C_i (Joseph & Pandya 1986).
+    fn uniprocessor_rta(tasks: &[Task]) -> Vec<Option<Time>> {
+        let mut out: Vec<Option<Time>> = Vec::new();
+        for (k, t) in tasks.iter().enumerate() {
+            if out.iter().any(Option::is_none) {
+                out.push(None);
+                continue;
+            }
+            let mut r = t.wcet;
+            let res = loop {
+                let next = t.wcet
+                    + tasks[..k]
+                        .iter()
+                        .map(|h| r.div_ceil(h.period) * h.wcet)
+                        .sum::<Time>();
+                if next > t.deadline {
+                    break None;
+                }
+                if next == r {
+                    break Some(r);
+                }
+                r = next;
+            };
+            out.push(res);
+        }
+        out
+    }
+
+    /// Max response time (from arrival) per task of preemptive global FP
+    /// (priority = index), unit time steps, periodic arrivals at k·T with
+    /// release offsets `offset(task, k) ≤ J`, jobs of one task in order.
+    /// Pending jobs at the horizon count with their response so far.
+    fn simulate_gfp(
+        tasks: &[Task],
+        m: usize,
+        horizon: Time,
+        offset: impl Fn(usize, Time) -> Time,
+    ) -> Vec<Time> {
+        let mut pending: Vec<std::collections::VecDeque<(Time, Time, Time)>> =
+            vec![Default::default(); tasks.len()]; // (arrival, release, remaining)
+        let mut worst = vec![0; tasks.len()];
+        for now in 0..horizon {
+            for (i, t) in tasks.iter().enumerate() {
+                if now % t.period == 0 && t.wcet > 0 {
+                    let k = now / t.period;
+                    pending[i].push_back((now, now + offset(i, k).min(t.jitter), t.wcet));
+                }
+            }
+            let mut running = 0;
+            for (i, q) in pending.iter_mut().enumerate() {
+                if running == m {
+                    break;
+                }
+                let Some(job) = q.front_mut() else { continue };
+                if job.1 > now {
+                    continue;
+                }
+                running += 1;
+                job.2 -= 1;
+                if job.2 == 0 {
+                    let (a, _, _) = q.pop_front().unwrap();
+                    worst[i] = worst[i].max(now + 1 - a);
+                }
+            }
+        }
+        for (i, q) in pending.iter().enumerate() {
+            for &(a, _, _) in q {
+                worst[i] = worst[i].max(horizon - a);
+            }
+        }
+        worst
+    }
+
+    fn hyperperiod(tasks: &[Task]) -> Time {
+        fn gcd(a: Time, b: Time) -> Time {
+            if b == 0 {
+                a
+            } else {
+                gcd(b, a % b)
+            }
+        }
+        tasks.iter().fold(1, |h, t| h / gcd(h, t.period) * t.period)
+    }
+
+    #[test]
+    fn hand_derived_two_cores() {
+        // m = 2, priority order τ1 = (C 1, T 2, D 2), τ2 = (1, 2, 2), τ3 = (2, 4, 4).
+        // τ1: no interference → R1 = 1. τ2: L = 1, X = 1, W1(1): N = ⌊(1+1−1)/2⌋ = 0,
+        //   W = min(1, 1) = 1; Σ min = 1 < m·X = 2 → R2 = 1.
+        // τ3: L = 2: X = 1, W_i(2) = N 1 (y = 2), 1 + min(1, 0) = 1 → Σ = 2 = m·X
+        //   → R = 2 + ⌊2/2⌋ = 3. L = 3: X = 2, W_i(3) = 1 + min(1, 1) = 2 → Σ = 4
+        //   → R = 2 + 2 = 4. L = 4: X = 3, W_i(4) = 2 + 0 = 2 → Σ = 4 < 6 → R3 = 4.
+        // The synchronous schedule hits 4 (τ3 runs in [1,2) and [3,4)): tight.
+        let tasks = [
+            Task::new(0, 1, 2, 2),
+            Task::new(1, 1, 2, 2),
+            Task::new(2, 2, 4, 4),
+        ];
+        assert_eq!(
+            gfp_response_times(&tasks, 2),
+            vec![Some(1), Some(1), Some(4)]
+        );
+        assert!(gfp_schedulable(&tasks, 2));
+        assert_eq!(naive(&tasks, 2), vec![Some(1), Some(1), Some(4)]);
+        // With D3 = 3 it is not shown schedulable.
+        let tight = [tasks[0], tasks[1], Task::new(2, 2, 4, 3)];
+        assert_eq!(gfp_response_times(&tight, 2), vec![Some(1), Some(1), None]);
+        assert!(!gfp_schedulable(&tight, 2));
+    }
+
+    #[test]
+    fn single_core_textbook() {
+        // m = 1, (1, 4), (2, 6), (3, 13): exact RTA gives 1, 3, 10.
+        // BC on one core: τ2: L = 2, X = 1, W1(2) = N ⌊(2+1−1)/4⌋ = 0, min(1, 2) = 1
+        //   → min(1, 1) = 1 ≥ m·X = 1 → R = 2 + 1 = 3; L = 3: X = 2, W1(3) = min(1, 3) = 1
+        //   → 1 < 2 → R2 = 3.
+        let tasks = [
+            Task::implicit(0, 1, 4),
+            Task::implicit(1, 2, 6),
+            Task::implicit(2, 3, 13),
+        ];
+        let bc = gfp_response_times(&tasks, 1);
+        let exact = uniprocessor_rta(&tasks);
+        assert_eq!(exact, vec![Some(1), Some(3), Some(10)]);
+        assert_eq!(bc[..2], [Some(1), Some(3)]);
+        assert!(bc[2].unwrap() >= 10);
+        assert_eq!(bc, naive(&tasks, 1));
+    }
+
+    #[test]
+    fn saturated_processors_finish_fast() {
+        // Two higher-priority tasks with C = T occupy both cores forever; a
+        // unit-step iteration would take ~10^9 steps, the region search ~10^3.
+        let ms = 1_000_000;
+        let tasks = [
+            Task::implicit(0, ms, ms),
+            Task::implicit(1, ms, ms),
+            Task::implicit(2, 1, 1000 * ms),
+        ];
+        assert_eq!(
+            gfp_response_times(&tasks, 2),
+            vec![Some(ms), Some(ms), None]
+        );
+        // With a third core it fits immediately.
+        assert_eq!(
+            gfp_response_times(&tasks, 3),
+            vec![Some(ms), Some(ms), Some(1)]
+        );
+        // Heavy but not saturating: 0.9 utilization each, nanosecond scale.
+        let tasks = [
+            Task::implicit(0, 9 * ms, 10 * ms),
+            Task::implicit(1, 9 * ms, 10 * ms),
+            Task::implicit(2, 5 * ms, 100 * ms),
+        ];
+        let r = gfp_response_times(&tasks, 2);
+        assert_eq!(r[..2], [Some(9 * ms), Some(9 * ms)]);
+        let r3 = r[2].expect("schedulable");
+        assert!(r3 >= 5 * ms && r3 <= 100 * ms);
+    }
+
+    #[test]
+    fn jitter_blocking_and_edge_cases() {
+        let base = [
+            Task::implicit(0, 2, 10),
+            Task::implicit(1, 3, 10),
+            Task::new(2, 4, 20, 18),
+        ];
+        let r0 = gfp_response_times(&base, 2);
+        // Own jitter adds to the own bound only (window starts at release).
+        let mut j = base;
+        j[2].jitter = 5;
+        let rj = gfp_response_times(&j, 2);
+        assert_eq!(rj[2], Some(r0[2].unwrap() + 5));
+        // Jitter of a higher-priority task can only increase lower bounds.
+        let mut jh = base;
+        jh[0].jitter = 4;
+        let rjh = gfp_response_times(&jh, 2);
+        assert_eq!(rjh[0], Some(r0[0].unwrap() + 4));
+        assert!(rjh[2] >= r0[2]);
+        // Blocking B_k behaves like extra own cost in τ_k's recurrence.
+        let mut b = base;
+        b[2].blocking = 3;
+        let mut c = base;
+        c[2].wcet += 3;
+        assert_eq!(gfp_response_times(&b, 2)[2], gfp_response_times(&c, 2)[2]);
+        // Jitter beyond the deadline, zero period, zero cores, empty.
+        let mut big_j = base;
+        big_j[0].jitter = 11;
+        assert_eq!(gfp_response_times(&big_j, 2), vec![None, None, None]);
+        assert_eq!(
+            gfp_response_times(&[Task::implicit(0, 1, 0)], 1),
+            vec![None]
+        );
+        assert_eq!(gfp_response_times(&base, 0), vec![None, None, None]);
+        assert!(gfp_response_times(&[], 1).is_empty());
+        // D > T is checked against T.
+        let arb = [Task::new(0, 3, 4, 100), Task::new(1, 3, 4, 100)];
+        assert_eq!(gfp_response_times(&arb, 1), vec![Some(3), None]);
+    }
+
+    #[test]
+    fn clusters_are_independent() {
+        let a = vec![
+            Task::new(0, 1, 2, 2),
+            Task::new(1, 1, 2, 2),
+            Task::new(2, 2, 4, 4),
+        ];
+        let b = vec![Task::implicit(0, 3, 4), Task::implicit(1, 3, 4)];
+        let r = cfp_response_times(&[(2, a.clone()), (1, b.clone()), (2, b.clone())]);
+        assert_eq!(r[0], gfp_response_times(&a, 2));
+        assert_eq!(r[1], vec![Some(3), None]);
+        assert_eq!(r[2], vec![Some(3), Some(3)]);
+        assert!(!cfp_schedulable(&[(2, a.clone()), (1, b.clone())]));
+        assert!(cfp_schedulable(&[(2, a), (2, b)]));
+    }
+
+    // ---- properties ------------------------------------------------------
+
+    /// Constrained-deadline task sets with small parameters, priority = index.
+    fn task_set(max_t: Time) -> impl Strategy<Value = (u32, Vec<Task>)> {
+        (
+            1u32..=4,
+            prop::collection::vec((1..=max_t, 0.0f64..1.0, 0.0f64..1.0), 1..8),
+        )
+            .prop_map(|(m, spec)| {
+                let tasks = spec
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (t, cu, du))| {
+                        let c = 1 + ((t - 1) as f64 * cu * 0.7) as Time;
+                        let d = c + ((t - c) as f64 * du) as Time;
+                        Task::new(i, c, t, d.max(c))
+                    })
+                    .collect();
+                (m, tasks)
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+
+        #[test]
+        fn prop_accelerated_equals_plain_iteration(
+            (m, mut tasks) in task_set(60),
+            jitter in prop::collection::vec(0u64..6, 8),
+            blocking in prop::collection::vec(0u64..4, 8),
+        ) {
+            for (t, (&j, &b)) in tasks.iter_mut().zip(jitter.iter().zip(&blocking)) {
+                t.jitter = j % 3;
+                t.blocking = b % 2;
+            }
+            prop_assert_eq!(gfp_response_times(&tasks, m), naive(&tasks, m));
+        }
+
+        #[test]
+        fn prop_one_core_bounds_exact_rta((_m, tasks) in task_set(40)) {
+            let bc = gfp_response_times(&tasks, 1);
+            let exact = uniprocessor_rta(&tasks);
+            for (b, e) in bc.iter().zip(&exact) {
+                if let Some(b) = b {
+                    prop_assert!(e.is_some() && e.unwrap() <= *b, "{:?} vs {:?}", bc, exact);
+                }
+            }
+        }
+
+        #[test]
+        fn prop_monotone_in_any_cost((m, tasks) in task_set(40), j in 0usize..8) {
+            let j = j % tasks.len();
+            let mut bigger = tasks.clone();
+            bigger[j].wcet += 1;
+            let before = gfp_response_times(&tasks, m);
+            let after = gfp_response_times(&bigger, m);
+            for (a, b) in after.iter().zip(&before) {
+                match (a, b) {
+                    (Some(a), Some(b)) => prop_assert!(a >= b),
+                    (Some(_), None) => prop_assert!(false, "became schedulable: {:?} {:?}", before, after),
+                    _ => {}
+                }
+            }
+        }
+
+        #[test]
+        fn prop_more_cores_never_hurt((m, tasks) in task_set(40)) {
+            let r1 = gfp_response_times(&tasks, m);
+            let r2 = gfp_response_times(&tasks, m + 1);
+            for (a, b) in r2.iter().zip(&r1) {
+                if let Some(b) = b {
+                    prop_assert!(a.is_some() && a.unwrap() <= *b);
+                }
+            }
+        }
+
+        #[test]
+        fn prop_cfp_single_cluster_is_gfp((m, tasks) in task_set(40)) {
+            prop_assert_eq!(cfp_response_times(&[(m, tasks.clone())]), vec![gfp_response_times(&tasks, m)]);
+        }
+    }
+
+    // ---- soundness smoke test: discrete-time global FP simulation ---------
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn prop_simulated_response_within_bound(
+            m in 1usize..=4,
+            spec in prop::collection::vec((0usize..8, 0.0f64..1.0, 0.0f64..1.0, 0u64..3), 1..8),
+            seed in any::<u64>(),
+        ) {
+            const PERIODS: [Time; 8] = [2, 3, 4, 5, 6, 8, 10, 12];
+            let tasks: Vec<Task> = spec
+                .iter()
+                .enumerate()
+                .map(|(i, &(p, cu, du, j))| {
+                    let t = PERIODS[p];
+                    let c = 1 + ((t - 1) as f64 * cu) as Time;
+                    let d = c + ((t - c) as f64 * du) as Time;
+                    let mut task = Task::new(i, c, t, d);
+                    task.jitter = j;
+                    task
+                })
+                .collect();
+            let bounds = gfp_response_times(&tasks, m as u32);
+            let h = hyperperiod(&tasks);
+            // Release offsets: none, maximal, and pseudo-random in [0, J].
+            let offsets: [&dyn Fn(usize, Time) -> Time; 3] = [
+                &|_, _| 0,
+                &|i, _| tasks[i].jitter,
+                &|i, k| ((seed ^ (i as u64).wrapping_mul(0x9E37_79B9) ^ k.wrapping_mul(0x85EB_CA6B))
+                    .wrapping_mul(0xC2B2_AE35) >> 7) & 3,
+            ];
+            for off in offsets {
+                let observed = simulate_gfp(&tasks, m, 4 * h, off);
+                for (i, b) in bounds.iter().enumerate() {
+                    if let Some(b) = b {
+                        prop_assert!(
+                            observed[i] <= *b,
+                            "task {} observed {} > bound {} ({:?}, m = {})",
+                            i, observed[i], b, tasks, m
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
