@@ -17,7 +17,7 @@ use response_time_analysis::{
     arrival::Sporadic, demand::RBF, fixed_priority, time::Duration, wcet,
 };
 use rtgpu_analysis::generate::{uunifast_tasks, Rng};
-use rtgpu_analysis::partition::{partition, Heuristic};
+use rtgpu_analysis::partition::{is_partitionable, partition, Heuristic};
 use rtgpu_analysis::{fp, Task};
 
 struct Case {
@@ -113,17 +113,38 @@ fn main() {
     let ours = measure(&rta_sets, seconds, |s| rtgpu_rta(s, &mut scratch));
     let theirs = measure(&rta_sets, seconds, |s| reference_rta(s, &mut scratch));
 
-    // PDMS_HPTS_DS: m = 8, n = 40, U = 6.0 (75% per core), same periods.
-    let pdms_sets: Vec<Vec<Task>> = (0..500)
+    // PDMS_HPTS_DS: m = 8, n = 40, U = 6.0 (75% per core). Two period
+    // distributions: log-uniform 1 ms .. 1 s (as for the RTA case), and
+    // seed 003 §V.B's T uniform in [100, 5000] (here in microseconds).
+    let pdms_wide: Vec<Vec<Task>> = (0..500)
         .map(|_| uunifast_tasks(&mut rng, 40, 6.0, 1_000_000, 1_000_000_000))
         .collect();
-    let pdms_ok = pdms_sets
+    let pdms_seed: Vec<Vec<Task>> = (0..500)
+        .map(|_| {
+            uunifast_tasks(&mut rng, 40, 6.0, 100_000, 5_000_000)
+                .into_iter()
+                .map(|t| {
+                    // Uniform (not log-uniform) periods, utilization kept.
+                    let period = rng.range(100, 5000) * 1000;
+                    let wcet = ((t.utilization() * period as f64).round() as u64).clamp(1, period);
+                    Task::implicit(t.id, wcet, period)
+                })
+                .collect()
+        })
+        .collect();
+    let ds = Heuristic::PdmsHptsDs;
+    let pdms_ok = pdms_wide
         .iter()
-        .filter(|s| partition(s, 8, Heuristic::PdmsHptsDs).is_ok())
+        .filter(|s| is_partitionable(s, 8, ds))
         .count();
-    let pdms = measure(&pdms_sets, seconds, |s| {
-        partition(s, 8, Heuristic::PdmsHptsDs).is_ok()
-    });
+    let pdms_seed_ok = pdms_seed
+        .iter()
+        .filter(|s| is_partitionable(s, 8, ds))
+        .count();
+    let pdms_full = measure(&pdms_wide, seconds, |s| partition(s, 8, ds).is_ok());
+    let pdms_decide = measure(&pdms_wide, seconds, |s| is_partitionable(s, 8, ds));
+    let pdms_seed_full = measure(&pdms_seed, seconds, |s| partition(s, 8, ds).is_ok());
+    let pdms_seed_decide = measure(&pdms_seed, seconds, |s| is_partitionable(s, 8, ds));
 
     let cases = [
         Case {
@@ -135,8 +156,20 @@ fn main() {
             rate: theirs,
         },
         Case {
-            name: "pdms_hpts_ds m=8 n=40 U=6.0: rtgpu",
-            rate: pdms,
+            name: "pdms_hpts_ds m=8 n=40 U=6 T 1ms..1s: full plan",
+            rate: pdms_full,
+        },
+        Case {
+            name: "pdms_hpts_ds m=8 n=40 U=6 T 1ms..1s: decision",
+            rate: pdms_decide,
+        },
+        Case {
+            name: "pdms_hpts_ds m=8 n=40 U=6 T seed 003: full plan",
+            rate: pdms_seed_full,
+        },
+        Case {
+            name: "pdms_hpts_ds m=8 n=40 U=6 T seed 003: decision",
+            rate: pdms_seed_decide,
         },
     ];
     if json {
@@ -145,11 +178,12 @@ fn main() {
             .map(|c| format!("{{\"case\":\"{}\",\"sets_per_sec\":{:.0}}}", c.name, c.rate))
             .collect();
         println!(
-            "{{\"cases\":[{}],\"rta_ratio\":{:.2},\"rta_schedulable\":{},\"pdms_schedulable\":{}}}",
+            "{{\"cases\":[{}],\"rta_ratio\":{:.2},\"rta_schedulable\":{},\"pdms_schedulable\":[{},{}]}}",
             rows.join(","),
             ours / theirs,
             schedulable,
-            pdms_ok
+            pdms_ok,
+            pdms_seed_ok
         );
         return;
     }
@@ -163,9 +197,11 @@ fn main() {
         rta_sets.len()
     );
     println!(
-        "  pdms_hpts_ds: {pdms_ok}/{} sets partitioned; goals: RTA >= 700000/s, PDMS_HPTS_DS >= 50000/s",
-        pdms_sets.len()
+        "  pdms_hpts_ds: {pdms_ok}/{} (1ms..1s) and {pdms_seed_ok}/{} (seed 003) sets partitioned",
+        pdms_wide.len(),
+        pdms_seed.len()
     );
+    println!("  goals on this machine class: RTA >= 700000/s, PDMS_HPTS_DS >= 50000/s");
 }
 
 fn usage(err: &str) -> ! {
