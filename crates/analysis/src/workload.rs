@@ -160,8 +160,12 @@ pub struct PlanTask {
     /// schedulers; `None` under EDF (use SCHED_DEADLINE with runtime = wcet,
     /// deadline, period).
     pub sched_fifo_priority: Option<u8>,
-    /// P-FP: one entry per piece, in execution order. A split task runs
-    /// `budget` ns of CPU time on each piece's core, then migrates.
+    /// P-FP: one entry per piece, in execution order. Piece k runs on its
+    /// core, released `release_offset` after the job's release and never
+    /// earlier (the analysis assumes these fixed offsets, seed 003 §III.B: a
+    /// piece that started as soon as the previous one finished early would
+    /// add release jitter it did not charge), for at most `budget` ns of CPU
+    /// time; the job then migrates to the next piece's core.
     pub pieces: Vec<PieceReport>,
 }
 
