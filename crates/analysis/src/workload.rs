@@ -505,10 +505,9 @@ fn analyze_pfp(
         );
     }
     let any_bound = w.tasks.iter().any(|t| t.cluster.is_some());
-    let groups: Vec<(Vec<u32>, usize, Vec<usize>)> = if !any_bound || w.platform.clusters.len() == 1
-    {
+    let groups: Vec<(Vec<u32>, Vec<usize>)> = if !any_bound || w.platform.clusters.len() == 1 {
         let cores: Vec<u32> = (0..w.platform.total_cores()).collect();
-        vec![(cores, 0, (0..w.tasks.len()).collect())]
+        vec![(cores, (0..w.tasks.len()).collect())]
     } else {
         notes.push(
             "tasks are bound to clusters: each cluster is partitioned on its own cores; \
@@ -518,7 +517,7 @@ fn analyze_pfp(
         assign_clusters(w, false)
             .into_iter()
             .enumerate()
-            .map(|(ci, m)| (cluster_cores(w, ci), ci, m))
+            .map(|(ci, m)| (cluster_cores(w, ci), m))
             .collect()
     };
     let core_cluster = |core: u32| {
@@ -529,7 +528,7 @@ fn analyze_pfp(
             .unwrap_or(0)
     };
     let mut core_reports = Vec::new();
-    for (cores, _cluster, members) in groups {
+    for (cores, members) in groups {
         let input: Vec<Task> = members
             .iter()
             .map(|&i| analysis_task(i, &w.tasks[i]))
