@@ -399,10 +399,7 @@ fn analysis_task(id: usize, t: &rtgpu_model::Task) -> Task {
 /// decreasing utilization, to the cluster with the most spare capacity
 /// (cores − utilization), a worst-fit spread. Returns per cluster the model
 /// task indices.
-fn assign_clusters(w: &Workload, global: bool) -> Vec<Vec<usize>> {
-    if global {
-        return vec![(0..w.tasks.len()).collect()];
-    }
+fn assign_clusters(w: &Workload) -> Vec<Vec<usize>> {
     let n = w.platform.clusters.len();
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut load: Vec<f64> = vec![0.0; n];
@@ -435,9 +432,45 @@ fn assign_clusters(w: &Workload, global: bool) -> Vec<Vec<usize>> {
     members
 }
 
-fn cluster_cores(w: &Workload, cluster: usize) -> Vec<u32> {
-    let c = &w.platform.clusters[cluster];
-    (c.first_core..c.first_core + c.cores).collect()
+/// A set of cores analysed together and the tasks that run on them.
+struct Group {
+    /// The cluster, or `None` for the whole platform.
+    cluster: Option<usize>,
+    cores: Vec<u32>,
+    /// Analysis tasks whose `id` is the task's index in the workload.
+    tasks: Vec<Task>,
+}
+
+/// The groups a scheduler analyses: the whole platform with every task when
+/// `global`, otherwise one group per cluster with the tasks
+/// [`assign_clusters`] gives it.
+fn groups(w: &Workload, global: bool) -> Vec<Group> {
+    let tasks_of = |members: &[usize]| -> Vec<Task> {
+        members
+            .iter()
+            .map(|&i| analysis_task(i, &w.tasks[i]))
+            .collect()
+    };
+    if global {
+        let all: Vec<usize> = (0..w.tasks.len()).collect();
+        return vec![Group {
+            cluster: None,
+            cores: (0..w.platform.total_cores()).collect(),
+            tasks: tasks_of(&all),
+        }];
+    }
+    assign_clusters(w)
+        .iter()
+        .enumerate()
+        .map(|(ci, members)| {
+            let c = &w.platform.clusters[ci];
+            Group {
+                cluster: Some(ci),
+                cores: (c.first_core..c.first_core + c.cores).collect(),
+                tasks: tasks_of(members),
+            }
+        })
+        .collect()
 }
 
 fn heuristic(w: &Workload) -> (Heuristic, String) {
@@ -505,21 +538,14 @@ fn analyze_pfp(
         );
     }
     let any_bound = w.tasks.iter().any(|t| t.cluster.is_some());
-    let groups: Vec<(Vec<u32>, Vec<usize>)> = if !any_bound || w.platform.clusters.len() == 1 {
-        let cores: Vec<u32> = (0..w.platform.total_cores()).collect();
-        vec![(cores, (0..w.tasks.len()).collect())]
-    } else {
+    let whole_platform = !any_bound || w.platform.clusters.len() == 1;
+    if !whole_platform {
         notes.push(
             "tasks are bound to clusters: each cluster is partitioned on its own cores; \
-                 unbound tasks were spread over clusters by spare capacity"
+             unbound tasks were spread over clusters by spare capacity"
                 .into(),
         );
-        assign_clusters(w, false)
-            .into_iter()
-            .enumerate()
-            .map(|(ci, m)| (cluster_cores(w, ci), m))
-            .collect()
-    };
+    }
     let core_cluster = |core: u32| {
         w.platform
             .clusters
@@ -528,11 +554,12 @@ fn analyze_pfp(
             .unwrap_or(0)
     };
     let mut core_reports = Vec::new();
-    for (cores, members) in groups {
-        let input: Vec<Task> = members
-            .iter()
-            .map(|&i| analysis_task(i, &w.tasks[i]))
-            .collect();
+    for Group {
+        cores,
+        tasks: input,
+        ..
+    } in groups(w, whole_platform)
+    {
         let result = partition::partition(&input, cores.len(), heur);
         if let Some(u) = &result.unplaced {
             let why = match u.reason {
@@ -579,8 +606,8 @@ fn analyze_pfp(
                 tasks: names,
             });
         }
-        for &i in &members {
-            let tr = &mut tasks[i];
+        for t in &input {
+            let tr = &mut tasks[t.id];
             tr.pieces.sort_by_key(|p| p.release_offset);
             tr.cores = tr.pieces.iter().map(|p| p.core).collect();
             tr.cluster = tr.cores.first().map(|&c| core_cluster(c));
@@ -624,22 +651,13 @@ fn analyze_gfp(
                 .into(),
         );
     }
-    let groups = assign_clusters(w, global);
-    for (ci, members) in groups.iter().enumerate() {
-        let m = if global {
-            w.platform.total_cores()
-        } else {
-            w.platform.clusters[ci].cores
-        };
-        let cores: Vec<u32> = if global {
-            (0..w.platform.total_cores()).collect()
-        } else {
-            cluster_cores(w, ci)
-        };
-        let mut input: Vec<Task> = members
-            .iter()
-            .map(|&i| analysis_task(i, &w.tasks[i]))
-            .collect();
+    for Group {
+        cluster,
+        cores,
+        tasks: mut input,
+    } in groups(w, global)
+    {
+        let m = cores.len() as u32;
         match w.policy.priority {
             PriorityAssignment::RateMonotonic => fp::rm_order(&mut input),
             _ => fp::dm_order(&mut input),
@@ -647,7 +665,7 @@ fn analyze_gfp(
         let rts = global_fp::gfp_response_times(&input, m);
         for (rank, (t, r)) in input.iter().zip(rts).enumerate() {
             let tr = &mut tasks[t.id];
-            tr.cluster = if global { None } else { Some(ci) };
+            tr.cluster = cluster;
             tr.cores = cores.clone();
             tr.priority = Some(rank as u32 + 1);
             tr.response_time = r;
@@ -673,26 +691,18 @@ fn analyze_edf(
     tasks: &mut [TaskReport],
     notes: &mut Vec<String>,
 ) -> String {
-    let groups = assign_clusters(w, global);
-    for (ci, members) in groups.iter().enumerate() {
-        let (m, cores) = if global {
-            (
-                w.platform.total_cores(),
-                (0..w.platform.total_cores()).collect(),
-            )
-        } else {
-            (w.platform.clusters[ci].cores, cluster_cores(w, ci))
-        };
-        let input: Vec<Task> = members
-            .iter()
-            .map(|&i| analysis_task(i, &w.tasks[i]))
-            .collect();
+    for Group {
+        cluster,
+        cores,
+        tasks: input,
+    } in groups(w, global)
+    {
+        let m = cores.len() as u32;
         let res = edf::gedf_tardiness(&input, m);
         let hard = edf::gedf_density_test(&input, m);
-        let label = if global {
-            "the platform".to_string()
-        } else {
-            format!("cluster {}", w.platform.clusters[ci].name)
+        let label = match cluster {
+            None => "the platform".to_string(),
+            Some(ci) => format!("cluster {}", w.platform.clusters[ci].name),
         };
         notes.push(format!(
             "hard deadlines on {label}: the G-EDF density test (Goossens, Funk & Baruah 2003) {}",
@@ -707,7 +717,7 @@ fn analyze_edf(
         }
         for (k, t) in input.iter().enumerate() {
             let tr = &mut tasks[t.id];
-            tr.cluster = if global { None } else { Some(ci) };
+            tr.cluster = cluster;
             tr.cores = cores.clone();
             tr.tardiness = res.tasks.get(k).and_then(|x| x.tardiness);
             tr.response_time = res.tasks.get(k).and_then(|x| x.response_bound);
