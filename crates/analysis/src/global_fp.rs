@@ -321,14 +321,7 @@ mod tests {
     }
 
     fn hyperperiod(tasks: &[Task]) -> Time {
-        fn gcd(a: Time, b: Time) -> Time {
-            if b == 0 {
-                a
-            } else {
-                gcd(b, a % b)
-            }
-        }
-        tasks.iter().fold(1, |h, t| h / gcd(h, t.period) * t.period)
+        crate::task::hyperperiod(tasks).expect("small test periods")
     }
 
     #[test]

@@ -67,3 +67,46 @@ impl Task {
 pub fn cmp_ratio(num_a: Time, den_a: Time, num_b: Time, den_b: Time) -> std::cmp::Ordering {
     (num_a as u128 * den_b as u128).cmp(&(num_b as u128 * den_a as u128))
 }
+
+/// The hyperperiod (least common multiple of the periods) of a task set; 1
+/// for an empty set, `None` if it does not fit in 64-bit nanoseconds or a
+/// period is 0.
+pub fn hyperperiod(tasks: &[Task]) -> Option<Time> {
+    fn gcd(a: Time, b: Time) -> Time {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    tasks.iter().try_fold(1, |h: Time, t| {
+        if t.period == 0 {
+            return None;
+        }
+        (h / gcd(h, t.period)).checked_mul(t.period)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hyperperiod_is_the_lcm() {
+        // lcm(4, 6, 10) = 60.
+        let ts = [
+            Task::implicit(0, 1, 4),
+            Task::implicit(1, 1, 6),
+            Task::implicit(2, 1, 10),
+        ];
+        assert_eq!(hyperperiod(&ts), Some(60));
+        assert_eq!(hyperperiod(&[]), Some(1));
+        assert_eq!(hyperperiod(&[Task::implicit(0, 1, 0)]), None);
+        // Two large coprime periods overflow.
+        let big = [
+            Task::implicit(0, 1, u64::MAX - 1),
+            Task::implicit(1, 1, u64::MAX - 2),
+        ];
+        assert_eq!(hyperperiod(&big), None);
+    }
+}
