@@ -4,7 +4,10 @@
 //!   workload file. Exit status 0 schedulable, 1 not schedulable, 2 invalid
 //!   input (or a workload this version cannot analyse), so it can gate CI.
 //! - `rtgpu schema`: the JSON Schema of the workload file, for editors.
+//! - `rtgpu gpu [--backend auto|cuda|emulated] [--check]`: the GPUs and
+//!   real-time privileges the runtime would use, and a measured self-test.
 
+mod gpu;
 mod render;
 
 use std::path::PathBuf;
@@ -45,6 +48,23 @@ enum Command {
     },
     /// Print the JSON Schema of the workload file format.
     Schema,
+    /// Show the GPUs, real-time privileges and NVIDIA interrupt threads the
+    /// runtime would use, and optionally measure the GPU backend.
+    Gpu {
+        /// Backend to examine.
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: gpu::BackendChoice,
+        /// Emulate this workload file's GPUs (emulated backend only).
+        #[arg(long, value_name = "FILE")]
+        workload: Option<PathBuf>,
+        /// Run the measured self-test (kernel timing, copy bandwidth,
+        /// chunking, engine overlap).
+        #[arg(long)]
+        check: bool,
+        /// Smaller sizes for a fast self-test.
+        #[arg(long)]
+        quick: bool,
+    },
 }
 
 const EXIT_SCHEDULABLE: u8 = 0;
@@ -59,6 +79,12 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_SCHEDULABLE)
         }
         Command::Analyze { file, json, plan } => run_analyze(&file, json, plan.as_deref()),
+        Command::Gpu {
+            backend,
+            workload,
+            check,
+            quick,
+        } => gpu::run(backend, workload.as_deref(), quick, check),
     }
 }
 
