@@ -310,6 +310,11 @@ pub fn probe_capabilities() -> Capabilities {
     let max = unsafe { libc::sched_get_priority_max(libc::SCHED_FIFO) };
     let reason = match &fifo {
         Ok(()) => None,
+        // SAFETY: geteuid cannot fail.
+        Err(e) if e.is_permission() && unsafe { libc::geteuid() } == 0 => Some(format!(
+            "running as root, yet the kernel refused SCHED_FIFO: the process's cgroup likely              has no real-time runtime (CONFIG_RT_GROUP_SCHED with cpu.rt_runtime_us = 0),              or the container lacks CAP_SYS_NICE; SCHED_DEADLINE is {}",
+            if deadline.is_ok() { "allowed" } else { "refused too" }
+        )),
         Err(e) if e.is_permission() => Some(
             "no permission for real-time priorities (needs root, CAP_SYS_NICE or an \
              RLIMIT_RTPRIO; see `ulimit -r`)"
