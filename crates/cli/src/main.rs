@@ -4,11 +4,14 @@
 //!   workload file. Exit status 0 schedulable, 1 not schedulable, 2 invalid
 //!   input (or a workload this version cannot analyse), so it can gate CI.
 //! - `rtgpu schema`: the JSON Schema of the workload file, for editors.
+//! - `rtgpu run FILE [--duration D]`: the workload on real threads (CPU work
+//!   so far), measured response times beside the analysed bounds.
 //! - `rtgpu gpu [--backend auto|cuda|emulated] [--check]`: the GPUs and
 //!   real-time privileges the runtime would use, and a measured self-test.
 
 mod gpu;
 mod render;
+mod run;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -48,6 +51,30 @@ enum Command {
     },
     /// Print the JSON Schema of the workload file format.
     Schema,
+    /// Run the workload for real (CPU work so far): periodic jobs on real
+    /// threads with the plan's cores and priorities.
+    ///
+    /// Exit status: 0 every deadline met, 1 some missed, 2 invalid input or
+    /// not runnable by this version.
+    Run {
+        /// Workload file (TOML).
+        file: PathBuf,
+        /// How long to release jobs for.
+        #[arg(long, default_value = "2 s")]
+        duration: String,
+        /// Print the run as JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Write every job as CSV.
+        #[arg(long, value_name = "OUT")]
+        csv: Option<PathBuf>,
+        /// Write a Chrome/Perfetto trace (one track per CPU).
+        #[arg(long, value_name = "OUT")]
+        trace: Option<PathBuf>,
+        /// Run at ordinary priorities even where SCHED_FIFO is allowed.
+        #[arg(long)]
+        no_realtime: bool,
+    },
     /// Show the GPUs, real-time privileges and NVIDIA interrupt threads the
     /// runtime would use, and optionally measure the GPU backend.
     Gpu {
@@ -72,6 +99,11 @@ const EXIT_NOT_SCHEDULABLE: u8 = 1;
 const EXIT_INVALID: u8 = 2;
 
 fn main() -> ExitCode {
+    // Die quietly on a closed pipe (`rtgpu analyze ... | head`) like other
+    // Unix tools, instead of panicking on the next print.
+    // SAFETY: restoring the default disposition of SIGPIPE at start-up,
+    // before any thread exists.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
     match cli.command {
         Command::Schema => {
@@ -79,6 +111,21 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_SCHEDULABLE)
         }
         Command::Analyze { file, json, plan } => run_analyze(&file, json, plan.as_deref()),
+        Command::Run {
+            file,
+            duration,
+            json,
+            csv,
+            trace,
+            no_realtime,
+        } => run::run(&run::Options {
+            file: &file,
+            duration: &duration,
+            json,
+            csv: csv.as_deref(),
+            trace: trace.as_deref(),
+            realtime: !no_realtime,
+        }),
         Command::Gpu {
             backend,
             workload,

@@ -19,4 +19,5 @@
 
 pub mod gpu;
 pub mod os;
+pub mod run;
 pub mod selftest;

@@ -261,6 +261,23 @@ pub fn spin_cpu_time(ns: Nanos) {
     }
 }
 
+/// The kernel's real-time bandwidth limit ("RT throttling",
+/// `/proc/sys/kernel/sched_rt_{runtime,period}_us`): real-time threads may
+/// use at most `runtime` of every `period` on each CPU. `None` when the
+/// limit is off (`-1`) or unreadable.
+pub fn rt_bandwidth_limit() -> Option<(u64, u64)> {
+    let read = |f: &str| -> Option<i64> {
+        std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    let runtime = u64::try_from(read("sched_rt_runtime_us")?).ok()?;
+    let period = u64::try_from(read("sched_rt_period_us")?).ok()?;
+    (period > 0).then_some((runtime, period))
+}
+
 /// What this process may do, probed once at start-up so `rtgpu run` can say
 /// plainly at the top of its output what it degraded to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -312,7 +329,7 @@ pub fn probe_capabilities() -> Capabilities {
         Ok(()) => None,
         // SAFETY: geteuid cannot fail.
         Err(e) if e.is_permission() && unsafe { libc::geteuid() } == 0 => Some(format!(
-            "running as root, yet the kernel refused SCHED_FIFO: the process's cgroup likely              has no real-time runtime (CONFIG_RT_GROUP_SCHED with cpu.rt_runtime_us = 0),              or the container lacks CAP_SYS_NICE; SCHED_DEADLINE is {}",
+            "running as root, yet the kernel refused SCHED_FIFO: the process's cgroup likely has no real-time runtime (CONFIG_RT_GROUP_SCHED with cpu.rt_runtime_us = 0), or the container lacks CAP_SYS_NICE; SCHED_DEADLINE is {}",
             if deadline.is_ok() { "allowed" } else { "refused too" }
         )),
         Err(e) if e.is_permission() => Some(
