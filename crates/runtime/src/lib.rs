@@ -19,6 +19,7 @@
 
 pub mod futex;
 pub mod gpu;
+pub mod klmirqd;
 pub mod os;
 pub mod run;
 pub mod selftest;
