@@ -264,9 +264,11 @@ mod tests {
     #[test]
     fn dgl_is_atomic_and_blocks_transitively() {
         let mut l = EngineLocks::new(&[1, 1, 1]);
-        let c = |g| l.lock_id(g, Engine::CopyIn);
-        let (a, b, cc) = (c(0), c(1), c(2));
-        let mut l = l;
+        let (a, b, cc) = (
+            l.lock_id(0, Engine::CopyIn),
+            l.lock_id(1, Engine::CopyIn),
+            l.lock_id(2, Engine::CopyIn),
+        );
         // Job 1 holds copy lock of GPU 2.
         let (r1, _) = l.request(1, 5, &[cc]);
         // Job 2 wants GPUs 1 and 2 atomically: waits, but reserves GPU 1.

@@ -276,7 +276,7 @@ impl TokenAllocator {
         for (k, q) in self.queues.iter().enumerate() {
             for (i, e) in q.waiting.iter().enumerate() {
                 let key = (e.prio, e.since, k, i);
-                if best.map_or(true, |b| key < b) {
+                if best.is_none_or(|b| key < b) {
                     best = Some(key);
                 }
             }

@@ -105,7 +105,7 @@ impl VgpuScheduler {
                 VgpuPolicy::Band if v.remaining > 0 => (v.cfg.priority, seq, i),
                 VgpuPolicy::Band => continue,
             };
-            if best.map_or(true, |b| key < b) {
+            if best.is_none_or(|b| key < b) {
                 best = Some(key);
             }
         }
