@@ -17,6 +17,7 @@
 //! The arbiter that hosts the policy core with the real clock builds on
 //! these; it is not part of this crate yet (see docs/guide/gpu.md).
 
+pub mod arbiter;
 pub mod futex;
 pub mod gpu;
 pub mod klmirqd;
