@@ -21,10 +21,13 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rtgpu_policy::engine_lock::{Engine, EngineLocks, LockGrant, LockId, ReqId};
+/// Re-exported so clients need not depend on the policy crate.
+pub use rtgpu_policy::engine_lock::Engine;
+use rtgpu_policy::engine_lock::{EngineLocks, LockGrant, LockId, ReqId};
 use rtgpu_policy::inherit::effective_priority;
 use rtgpu_policy::predictor::CostPredictor;
 use rtgpu_policy::token::{self, Decision, TokenAllocator};
+pub use rtgpu_policy::token::{Config as TokenConfig, QueueRule};
 use rtgpu_policy::{JobId, Prio};
 
 use crate::futex::{self, Scope};
@@ -36,7 +39,7 @@ pub struct ArbiterConfig {
     /// Copy engines (1 or 2) of each GPU.
     pub copy_engines: Vec<u8>,
     /// GPU allocation (queue rule, ρ, stealing).
-    pub tokens: token::Config,
+    pub tokens: TokenConfig,
     /// Row-major migration distances between GPUs (empty: 0 on the diagonal,
     /// 1 elsewhere).
     pub distance: Vec<u32>,
@@ -90,6 +93,7 @@ struct State {
     free: Vec<JobId>,
     events: Vec<Event>,
     apply_errors: Vec<String>,
+    scratch: Vec<Prio>,
 }
 
 /// The arbiter. Share it between threads with an [`Arc`].
@@ -133,6 +137,7 @@ impl Arbiter {
                 free: Vec::new(),
                 events: Vec::new(),
                 apply_errors: Vec::new(),
+                scratch: Vec::new(),
             }),
             engine_locks: config.engine_locks,
             apply_priorities: config.apply_priorities,
@@ -184,6 +189,14 @@ impl Arbiter {
             .unwrap_or_default()
     }
 
+    /// Requests queued on (holding or waiting for) the lock of `engine` of
+    /// `gpu`.
+    pub fn queue_len(&self, gpu: usize, engine: Engine) -> usize {
+        self.lock()
+            .map(|s| s.locks.queue_len(s.locks.lock_id(gpu, engine)))
+            .unwrap_or(0)
+    }
+
     /// Priority changes the OS refused (e.g. without privilege), in words.
     pub fn apply_errors(&self) -> Vec<String> {
         self.lock()
@@ -193,7 +206,10 @@ impl Arbiter {
 
     /// Recomputes every live job's effective priority and applies changes.
     fn update_priorities(&self, st: &mut State) {
-        let bases: Vec<Prio> = st.jobs.iter().map(|j| j.base).collect();
+        // Reused scratch space: no allocation on the hand-off path.
+        let mut bases = std::mem::take(&mut st.scratch);
+        bases.clear();
+        bases.extend(st.jobs.iter().map(|j| j.base));
         let base = |j: JobId| {
             bases
                 .get(j as usize)
@@ -230,6 +246,7 @@ impl Arbiter {
                 what: EventKind::PriorityChanged { fifo },
             });
         }
+        st.scratch = bases;
     }
 
     /// Wakes the jobs granted locks by a release.
