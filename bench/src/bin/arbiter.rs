@@ -50,6 +50,7 @@ fn arbiter(gpus: usize, rho: usize) -> Arc<Arbiter> {
         distance: Vec::new(),
         engine_locks: true,
         apply_priorities: false,
+        priors: Vec::new(),
     })
 }
 

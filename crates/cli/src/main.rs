@@ -74,6 +74,9 @@ enum Command {
         /// Run at ordinary priorities even where SCHED_FIFO is allowed.
         #[arg(long)]
         no_realtime: bool,
+        /// GPU backend for GPU-using tasks.
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: gpu::BackendChoice,
     },
     /// Show the GPUs, real-time privileges and NVIDIA interrupt threads the
     /// runtime would use, and optionally measure the GPU backend.
@@ -118,6 +121,7 @@ fn main() -> ExitCode {
             csv,
             trace,
             no_realtime,
+            backend,
         } => run::run(&run::Options {
             file: &file,
             duration: &duration,
@@ -125,6 +129,7 @@ fn main() -> ExitCode {
             csv: csv.as_deref(),
             trace: trace.as_deref(),
             realtime: !no_realtime,
+            backend,
         }),
         Command::Gpu {
             backend,
