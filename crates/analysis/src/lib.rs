@@ -36,5 +36,6 @@ pub mod partition;
 pub mod task;
 pub mod vgpu;
 pub mod workload;
+pub mod workload_gpu;
 
 pub use task::{Task, Time};
