@@ -28,6 +28,7 @@ mod edf;
 mod fp;
 mod generate;
 mod global_fp;
+mod gpu_analysis;
 mod model;
 mod partition;
 mod report;
@@ -62,5 +63,6 @@ fn _rtgpu(m: &Bound<'_, PyModule>) -> PyResult<()> {
     global_fp::register(m)?;
     bounds::register(m)?;
     generate::register(m)?;
+    gpu_analysis::register(m)?;
     Ok(())
 }
