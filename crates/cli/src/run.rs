@@ -125,10 +125,7 @@ fn text(name: &str, out: &RunOutcome, dur: u64) -> String {
     for t in &out.tasks {
         let cmp = match t.analysed_bound {
             Some(b) if t.max_response_time <= b => "within the bound".to_string(),
-            Some(b) => format!(
-                "{} over (overheads are not charged)",
-                duration(t.max_response_time - b)
-            ),
+            Some(b) => format!("{} over the bound", duration(t.max_response_time - b)),
             None => "no bound".to_string(),
         };
         let _ = writeln!(

@@ -173,6 +173,18 @@ pub fn run(
             report.reason
         ));
     }
+    if workload
+        .tasks
+        .iter()
+        .any(|t| t.gpu.as_ref().is_some_and(|g| g.vgpu.is_some()))
+    {
+        warnings.push(
+            "vGPU reservations (Linux-RTXG, seed 001) are not enforced by `rtgpu run` yet: \
+             GPU work runs under the token allocator and engine locks; `rtgpu simulate` \
+             models the vGPUs"
+                .to_string(),
+        );
+    }
     let caps = os::probe_capabilities();
     let needed = workload.platform.total_cores() as usize;
     let folded = caps.cpus.len() < needed;
