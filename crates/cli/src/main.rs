@@ -3,9 +3,13 @@
 //! - `rtgpu analyze FILE [--json] [--plan OUT]`: schedulability analysis of a
 //!   workload file. Exit status 0 schedulable, 1 not schedulable, 2 invalid
 //!   input (or a workload this version cannot analyse), so it can gate CI.
+//! - `rtgpu simulate FILE [--duration D] [--seed N] [--json] [--csv OUT]
+//!   [--trace OUT.json] [--svg OUT.svg] [--scenario AEDG,2MB]`: the workload
+//!   in virtual time (crates/sim); exit status 0 when no deadline is missed.
 //! - `rtgpu schema`: the JSON Schema of the workload file, for editors.
 
 mod render;
+mod simulate;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,6 +47,12 @@ enum Command {
         #[arg(long, value_name = "OUT")]
         plan: Option<PathBuf>,
     },
+    /// Run the workload in virtual time with the policy core and report
+    /// per-task response times, misses, blocking, priority inversions and
+    /// engine utilization.
+    ///
+    /// Exit status: 0 no deadline missed, 1 some missed, 2 invalid input.
+    Simulate(simulate::SimulateArgs),
     /// Print the JSON Schema of the workload file format.
     Schema,
 }
@@ -59,6 +69,7 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_SCHEDULABLE)
         }
         Command::Analyze { file, json, plan } => run_analyze(&file, json, plan.as_deref()),
+        Command::Simulate(args) => simulate::run(&args),
     }
 }
 
