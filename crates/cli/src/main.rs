@@ -7,9 +7,15 @@
 //!   [--trace OUT.json] [--svg OUT.svg] [--scenario AEDG,2MB]`: the workload
 //!   in virtual time (crates/sim); exit status 0 when no deadline is missed.
 //! - `rtgpu schema`: the JSON Schema of the workload file, for editors.
+//! - `rtgpu run FILE [--duration D]`: the workload on real threads (CPU work
+//!   so far), measured response times beside the analysed bounds.
+//! - `rtgpu gpu [--backend auto|cuda|emulated] [--check]`: the GPUs and
+//!   real-time privileges the runtime would use, and a measured self-test.
 
+mod gpu;
 mod render;
 mod simulate;
+mod run;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -55,6 +61,47 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     /// Print the JSON Schema of the workload file format.
     Schema,
+    /// Run the workload for real (CPU work so far): periodic jobs on real
+    /// threads with the plan's cores and priorities.
+    ///
+    /// Exit status: 0 every deadline met, 1 some missed, 2 invalid input or
+    /// not runnable by this version.
+    Run {
+        /// Workload file (TOML).
+        file: PathBuf,
+        /// How long to release jobs for.
+        #[arg(long, default_value = "2 s")]
+        duration: String,
+        /// Print the run as JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Write every job as CSV.
+        #[arg(long, value_name = "OUT")]
+        csv: Option<PathBuf>,
+        /// Write a Chrome/Perfetto trace (one track per CPU).
+        #[arg(long, value_name = "OUT")]
+        trace: Option<PathBuf>,
+        /// Run at ordinary priorities even where SCHED_FIFO is allowed.
+        #[arg(long)]
+        no_realtime: bool,
+    },
+    /// Show the GPUs, real-time privileges and NVIDIA interrupt threads the
+    /// runtime would use, and optionally measure the GPU backend.
+    Gpu {
+        /// Backend to examine.
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: gpu::BackendChoice,
+        /// Emulate this workload file's GPUs (emulated backend only).
+        #[arg(long, value_name = "FILE")]
+        workload: Option<PathBuf>,
+        /// Run the measured self-test (kernel timing, copy bandwidth,
+        /// chunking, engine overlap).
+        #[arg(long)]
+        check: bool,
+        /// Smaller sizes for a fast self-test.
+        #[arg(long)]
+        quick: bool,
+    },
 }
 
 const EXIT_SCHEDULABLE: u8 = 0;
@@ -62,6 +109,11 @@ const EXIT_NOT_SCHEDULABLE: u8 = 1;
 const EXIT_INVALID: u8 = 2;
 
 fn main() -> ExitCode {
+    // Die quietly on a closed pipe (`rtgpu analyze ... | head`) like other
+    // Unix tools, instead of panicking on the next print.
+    // SAFETY: restoring the default disposition of SIGPIPE at start-up,
+    // before any thread exists.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
     match cli.command {
         Command::Schema => {
@@ -70,6 +122,27 @@ fn main() -> ExitCode {
         }
         Command::Analyze { file, json, plan } => run_analyze(&file, json, plan.as_deref()),
         Command::Simulate(args) => simulate::run(&args),
+        Command::Run {
+            file,
+            duration,
+            json,
+            csv,
+            trace,
+            no_realtime,
+        } => run::run(&run::Options {
+            file: &file,
+            duration: &duration,
+            json,
+            csv: csv.as_deref(),
+            trace: trace.as_deref(),
+            realtime: !no_realtime,
+        }),
+        Command::Gpu {
+            backend,
+            workload,
+            check,
+            quick,
+        } => gpu::run(backend, workload.as_deref(), quick, check),
     }
 }
 
