@@ -14,8 +14,8 @@
 
 mod gpu;
 mod render;
-mod simulate;
 mod run;
+mod simulate;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
