@@ -41,6 +41,10 @@ pub struct SimulateArgs {
     /// Actual execution times uniform in [PERCENT·C, C] (default: always C).
     #[arg(long, value_name = "PERCENT")]
     bcet: Option<f64>,
+    /// Release a job whose predecessor was tardy at that completion instead
+    /// of backlogging (seed 000 §VI's measurement rule).
+    #[arg(long)]
+    shift_tardy: bool,
     /// Do not inject the workload's overheads.
     #[arg(long)]
     no_overheads: bool,
@@ -74,6 +78,7 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
         seed: a.seed,
         overheads: !a.no_overheads,
         drain: a.drain,
+        shift_tardy: a.shift_tardy,
         record_jobs: a.csv.is_some(),
         trace: a.trace.is_some(),
         ..SimConfig::default()

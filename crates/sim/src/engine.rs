@@ -495,23 +495,27 @@ impl Engine {
         self.push(ready, Ev::Release(i));
     }
 
-    fn on_release(&mut self, i: u32) {
-        let (period, arrival) = {
-            let j = &self.jobs[i as usize];
-            (self.s.tasks[i as usize].period, j.next_arrival)
-        };
-        let gap = match self.cfg.releases {
+    fn gap(&mut self, i: u32) -> Time {
+        let period = self.s.tasks[i as usize].period;
+        match self.cfg.releases {
             Releases::Periodic => period,
             Releases::Sporadic { max_extra_ppm } => {
                 let extra = (period as u128 * max_extra_ppm as u128 / 1_000_000) as Time;
                 period + self.rng.range(0, extra)
             }
-        };
+        }
+    }
+
+    fn on_release(&mut self, i: u32) {
+        let arrival = self.jobs[i as usize].next_arrival;
         // Mark this release as due; the pending entry was pushed when it
         // was scheduled. Start it if the thread is free.
         self.active_jobs += 1;
         self.jobs[i as usize].released += 1;
-        self.schedule_release(i, arrival + gap);
+        if !self.cfg.shift_tardy {
+            let gap = self.gap(i);
+            self.schedule_release(i, arrival + gap);
+        }
         if !self.jobs[i as usize].active {
             self.start_job(i);
         }
@@ -805,6 +809,13 @@ impl Engine {
             });
         }
         self.threads[iu].state = TState::Idle;
+        if self.cfg.shift_tardy {
+            // One job at a time; the next arrives a gap after this one, or
+            // now if this one was late.
+            let arrival = self.jobs[iu].arrival;
+            let gap = self.gap(i);
+            self.schedule_release(i, (arrival + gap).max(now));
+        }
         self.start_job(i);
     }
 

@@ -55,6 +55,11 @@ pub struct SimConfig {
     pub duration: Time,
     pub seed: u64,
     pub releases: Releases,
+    /// Seed 000 §VI's measurement rule: a job whose predecessor finished
+    /// late is released at that completion instead of backlogging ("shifting
+    /// the job's release point to coincide with the tardy completion time of
+    /// the prior job"); inter-arrivals stay >= T.
+    pub shift_tardy: bool,
     /// Apply each task's release jitter J (uniform in [0, J]).
     pub jitter: bool,
     /// Actual execution times uniform in [bcet_ppm · C / 1e6, C]; 1e6 =
@@ -81,6 +86,7 @@ impl Default for SimConfig {
             duration: 1_000_000_000,
             seed: 1,
             releases: Releases::Periodic,
+            shift_tardy: false,
             jitter: true,
             bcet_ppm: 1_000_000,
             overheads: true,

@@ -57,7 +57,7 @@ fn random_workload(rng: &mut Rng, sched: CpuScheduler, k: u64) -> Workload {
     let n = rng.range(2, 2 + 2 * cores as u64) as usize;
     let target = cores as f64 * (0.4 + 0.55 * rng.next_f64());
     let utils = rtgpu_analysis::generate::uunifast(rng, n, target);
-    let jitter = k % 3 == 0;
+    let jitter = k.is_multiple_of(3);
     let tasks = utils
         .iter()
         .enumerate()
