@@ -3,6 +3,9 @@
 //! - `rtgpu analyze FILE [--json] [--plan OUT]`: schedulability analysis of a
 //!   workload file. Exit status 0 schedulable, 1 not schedulable, 2 invalid
 //!   input (or a workload this version cannot analyse), so it can gate CI.
+//! - `rtgpu simulate FILE [--duration D] [--seed N] [--json] [--csv OUT]
+//!   [--trace OUT.json] [--svg OUT.svg] [--scenario AEDG,2MB]`: the workload
+//!   in virtual time (crates/sim); exit status 0 when no deadline is missed.
 //! - `rtgpu schema`: the JSON Schema of the workload file, for editors.
 //! - `rtgpu run FILE [--duration D]`: the workload on real threads (CPU work
 //!   so far), measured response times beside the analysed bounds.
@@ -12,6 +15,7 @@
 mod gpu;
 mod render;
 mod run;
+mod simulate;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -49,6 +53,12 @@ enum Command {
         #[arg(long, value_name = "OUT")]
         plan: Option<PathBuf>,
     },
+    /// Run the workload in virtual time with the policy core and report
+    /// per-task response times, misses, blocking, priority inversions and
+    /// engine utilization.
+    ///
+    /// Exit status: 0 no deadline missed, 1 some missed, 2 invalid input.
+    Simulate(simulate::SimulateArgs),
     /// Print the JSON Schema of the workload file format.
     Schema,
     /// Run the workload for real (CPU work so far): periodic jobs on real
@@ -114,6 +124,7 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_SCHEDULABLE)
         }
         Command::Analyze { file, json, plan } => run_analyze(&file, json, plan.as_deref()),
+        Command::Simulate(args) => simulate::run(&args),
         Command::Run {
             file,
             duration,
