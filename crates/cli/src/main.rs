@@ -5,6 +5,7 @@
 //!   input (or a workload this version cannot analyse), so it can gate CI.
 //! - `rtgpu schema`: the JSON Schema of the workload file, for editors.
 
+mod latency;
 mod render;
 
 use std::path::PathBuf;
@@ -42,7 +43,14 @@ enum Command {
         /// `rtgpu run` consumes, as JSON.
         #[arg(long, value_name = "OUT")]
         plan: Option<PathBuf>,
+        /// Use the `[overheads]` table of this file (as written by `rtgpu
+        /// latency report --export-overheads`) instead of the workload's.
+        #[arg(long, value_name = "FILE")]
+        overheads: Option<PathBuf>,
     },
+    /// Measure and bound the scheduling latency (seed 002, rtsl).
+    #[command(subcommand)]
+    Latency(latency::LatencyCommand),
     /// Print the JSON Schema of the workload file format.
     Schema,
 }
@@ -58,18 +66,38 @@ fn main() -> ExitCode {
             println!("{}", rtgpu_model::json_schema());
             ExitCode::from(EXIT_SCHEDULABLE)
         }
-        Command::Analyze { file, json, plan } => run_analyze(&file, json, plan.as_deref()),
+        Command::Analyze {
+            file,
+            json,
+            plan,
+            overheads,
+        } => run_analyze(&file, json, plan.as_deref(), overheads.as_deref()),
+        Command::Latency(cmd) => latency::run(cmd),
     }
 }
 
-fn run_analyze(file: &std::path::Path, json: bool, plan_out: Option<&std::path::Path>) -> ExitCode {
-    let workload = match rtgpu_model::load_workload(file) {
+fn run_analyze(
+    file: &std::path::Path,
+    json: bool,
+    plan_out: Option<&std::path::Path>,
+    overheads: Option<&std::path::Path>,
+) -> ExitCode {
+    let mut workload = match rtgpu_model::load_workload(file) {
         Ok(w) => w,
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::from(EXIT_INVALID);
         }
     };
+    if let Some(path) = overheads {
+        match rtgpu_model::load_overheads(path) {
+            Ok(o) => workload.overheads = o,
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(EXIT_INVALID);
+            }
+        }
+    }
     let (report, plan) = analyze(&workload);
     if json {
         match serde_json::to_string_pretty(&report) {

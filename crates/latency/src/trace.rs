@@ -160,7 +160,8 @@ pub struct MeasuredOverheads {
     /// Release: longest timer interrupt that woke a thread.
     pub rel: Option<u64>,
     /// IPI latency: longest delay from a remote wake-up to the target's
-    /// reschedule IPI (within 1 ms).
+    /// reschedule IPI, when the IPI comes before the target switches
+    /// tasks and within 1 ms.
     pub ipi: Option<u64>,
     /// Scheduling decision: D_PSD - D_ST (preemptirq only).
     pub sch: Option<u64>,
@@ -288,7 +289,7 @@ struct Builder {
 }
 
 fn max_opt(slot: &mut Option<u64>, v: u64) {
-    if slot.map_or(true, |x| v > x) {
+    if slot.is_none_or(|x| v > x) {
         *slot = Some(v);
     }
 }
@@ -342,12 +343,13 @@ impl Builder {
                 self.lost += n;
             }
         } else if let Some(rest) = t.strip_prefix("# rtgpu-stats ") {
-            for key in ["overrun", "dropped"] {
+            for key in ["overrun", "commit_overrun", "dropped"] {
                 if let Some(n) = field(rest, key).and_then(|n| n.parse::<u64>().ok()) {
                     self.lost += n;
                 }
             }
-        } else if !(t.is_empty() || t.starts_with('#'))
+        } else if !t.is_empty()
+            && !t.starts_with('#')
             && !t.starts_with("cpus=")
             && self.format != Format::PerfScript
         {
@@ -521,6 +523,11 @@ impl Builder {
                     top.nested += delta;
                 }
                 c.interference += delta;
+            }
+            "sched_switch" => {
+                // The target ran the woken task without an IPI (it was
+                // polling idle, or another event rescheduled it).
+                self.cpu(e.cpu).pending_wakeup = None;
             }
             "sched_waking" | "sched_wakeup" => {
                 let c = self.cpu(e.cpu);
@@ -870,9 +877,201 @@ impl Cpu {
                 e.ts.saturating_sub(s.start)
                     .saturating_sub(self.interference - s.interference_at_start);
             let slot = &mut self.vars[usize::from(which)];
-            if slot.as_ref().map_or(true, |x| value > x.0) {
+            if slot.as_ref().is_none_or(|x| value > x.0) {
                 *slot = Some((value, s.start, s.task, s.caller));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Nesting on CPU 0 (times in us after 1 s):
+    /// - irq 5 runs [0, 50); inside it the local timer runs [10, 30), and
+    ///   inside that an NMI runs [13, 15) (nmi_handler fires at 15 with
+    ///   delta 2 us). So: NMI 2 us; timer 20 - 2 = 18 us; irq 50 - 20 =
+    ///   30 us (the timer's whole 20 us, NMI included, is removed once).
+    /// - TIMER and SCHED softirqs right after the IRQ exit run in
+    ///   interrupt context (4 us, 2 us); NET_RX in ksoftirqd is thread
+    ///   context (10 us), listed but not interference.
+    /// - CPU 1 starts inside a handler: its exit has no entry, ignored.
+    const NESTED: &str = "# tracer: nop
+  a-1 [000] d.h1. 1.000000: irq_handler_entry: irq=5 name=eth0
+  a-1 [000] d.h1. 1.000010: local_timer_entry: vector=236
+  a-1 [000] d.h2. 1.000012: sched_waking: comm=x pid=3 prio=1 target_cpu=000
+  a-1 [000] d.h1. 1.000015: nmi_handler: perf_event_nmi_handler() delta_ns: 2000 handled: 1
+  a-1 [000] d.h1. 1.000030: local_timer_exit: vector=236
+  a-1 [000] d.h1. 1.000050: irq_handler_exit: irq=5 ret=handled
+  a-1 [000] ..s1. 1.000051: softirq_entry: vec=1 [action=TIMER]
+  a-1 [000] ..s1. 1.000055: softirq_exit: vec=1 [action=TIMER]
+  a-1 [000] ..s1. 1.000056: softirq_entry: vec=7 [action=SCHED]
+  a-1 [000] ..s1. 1.000058: softirq_exit: vec=7 [action=SCHED]
+  a-1 [000] d..2. 1.000060: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=ksoftirqd/0 next_pid=9 next_prio=120
+  ksoftirqd/0-9 [000] ..s1. 1.000070: softirq_entry: vec=3 [action=NET_RX]
+  ksoftirqd/0-9 [000] ..s1. 1.000080: softirq_exit: vec=3 [action=NET_RX]
+  b-2 [001] d.h1. 1.000000: irq_handler_exit: irq=9 ret=handled
+";
+
+    fn occ(t: &Trace, cpu: usize, name: &str) -> Vec<(u64, u64)> {
+        let s = t.cpus[cpu]
+            .sources
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("{name}"));
+        s.occurrences
+            .iter()
+            .map(|o| (o.start - 1_000_000_000, o.duration))
+            .collect()
+    }
+
+    #[test]
+    fn nested_interference_is_removed() {
+        let t = parse_trace(NESTED).unwrap();
+        assert_eq!(occ(&t, 0, "irq 5 eth0"), vec![(0, 30_000)]);
+        assert_eq!(occ(&t, 0, "vector local_timer"), vec![(10_000, 18_000)]);
+        assert_eq!(occ(&t, 0, "nmi"), vec![(13_000, 2_000)]);
+        assert_eq!(occ(&t, 0, "softirq TIMER"), vec![(51_000, 4_000)]);
+        assert_eq!(occ(&t, 0, "softirq SCHED"), vec![(56_000, 2_000)]);
+        let th: Vec<_> = t.cpus[0]
+            .threaded_softirqs
+            .iter()
+            .map(|s| (s.name.as_str(), s.occurrences[0].duration))
+            .collect();
+        assert_eq!(th, vec![("softirq NET_RX", 10_000)]);
+        // Order: IRQs, vectors, softirqs, NMIs.
+        let kinds: Vec<_> = t.cpus[0].sources.iter().map(|s| s.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                SourceKind::Irq,
+                SourceKind::Vector,
+                SourceKind::Softirq,
+                SourceKind::Softirq,
+                SourceKind::Nmi
+            ]
+        );
+        assert!(t.cpus[1].sources.is_empty());
+        assert_eq!(
+            t.tasks[t.cpus[0].sources[0].occurrences[0].task as usize],
+            "a"
+        );
+        // The interrupted time adds up: 30 + 18 + 2 = 50 us of irq 5's span.
+        let o = t.overheads;
+        assert_eq!(
+            (o.th, o.tck, o.rel, o.bh),
+            (Some(30_000), Some(18_000), Some(18_000), Some(10_000))
+        );
+        assert_eq!((o.ipi, o.sch, o.cxs), (None, None, None));
+    }
+
+    /// Thread variables on CPU 0 (us after 2 s):
+    /// - [0, 25): preemption disabled by a spin lock (IRQs also off in
+    ///   [5, 20)); an IRQ runs [8, 11): D_POID sample 25 - 3 = 22.
+    /// - [30, 33): IRQs off: D_POID sample 3. At 33 both are enabled
+    ///   with need-resched set (`N`): D_PAIE runs to 36, sample 3.
+    /// - 36: preempt_disable from __schedule (EV1) to the preempt_enable
+    ///   at 47 (EV7): D_PSD 11. IRQs off in the scheduler at 38 (EV3):
+    ///   D_ST 47 - 38 = 9.
+    /// L_IF = max(D_ST 9, D_POID 22) + D_PAIE 3 + D_PSD 11 = 36 us.
+    const THREAD: &str = "# tracer: nop
+  a-1 [000] .... 2.000000: preempt_disable: caller=_raw_spin_lock+0x1a/0x40 parent=do_thing+0x10/0x90
+  a-1 [000] d... 2.000005: irq_disable: caller=_raw_spin_lock_irqsave+0x1a/0x40 parent=do_thing+0x20/0x90
+  a-1 [000] d.h. 2.000008: irq_handler_entry: irq=5 name=eth0
+  a-1 [000] d.h. 2.000011: irq_handler_exit: irq=5 ret=handled
+  a-1 [000] d... 2.000020: irq_enable: caller=_raw_spin_unlock_irqrestore+0x1a/0x40 parent=do_thing+0x30/0x90
+  a-1 [000] .... 2.000025: preempt_enable: caller=_raw_spin_unlock+0x1a/0x40 parent=do_thing+0x40/0x90
+  a-1 [000] d... 2.000030: irq_disable: caller=foo+0x1/0x9 parent=bar+0x1/0x9
+  a-1 [000] .N.. 2.000033: irq_enable: caller=foo+0x2/0x9 parent=bar+0x1/0x9
+  a-1 [000] .N.. 2.000036: preempt_disable: caller=__schedule+0x10/0x700 parent=schedule+0x40/0x100
+  a-1 [000] dN.. 2.000038: irq_disable: caller=__schedule+0x20/0x700 parent=schedule+0x40/0x100
+  a-1 [000] d..2 2.000040: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=b next_pid=2 next_prio=120
+  b-2 [000] .... 2.000044: irq_enable: caller=finish_task_switch+0x80/0x280 parent=__schedule+0x30/0x700
+  b-2 [000] .... 2.000047: preempt_enable: caller=schedule+0x50/0x100 parent=foo+0x1/0x9
+";
+
+    #[test]
+    fn thread_variables_from_preemptirq_events() {
+        let t = parse_trace(THREAD).unwrap();
+        assert!(t.has_preemptirq);
+        let v = t.cpus[0].thread_vars.as_ref().unwrap();
+        let get = |w: &Option<Worst>| {
+            w.as_ref().map(|w| {
+                (
+                    w.value,
+                    w.at - 2_000_000_000,
+                    w.task.clone(),
+                    w.caller.clone(),
+                )
+            })
+        };
+        assert_eq!(
+            get(&v.poid),
+            Some((22_000, 0, "a".into(), "_raw_spin_lock".into()))
+        );
+        assert_eq!(
+            get(&v.paie),
+            Some((3_000, 33_000, "a".into(), "foo".into()))
+        );
+        assert_eq!(
+            get(&v.psd),
+            Some((11_000, 36_000, "a".into(), "__schedule".into()))
+        );
+        assert_eq!(
+            get(&v.st),
+            Some((9_000, 38_000, "a".into(), "__schedule".into()))
+        );
+        assert_eq!(crate::report::l_if(v), 36_000);
+        // sch = D_PSD - D_ST, cxs = D_ST.
+        assert_eq!(
+            (t.overheads.sch, t.overheads.cxs),
+            (Some(2_000), Some(9_000))
+        );
+    }
+
+    /// A wake-up from CPU 0 targeting CPU 1 at 0 us, reschedule IPI entry
+    /// on CPU 1 at 7 us: IPI latency 7 us. A second wake-up at 100 us is
+    /// followed by a task switch on CPU 1 (no IPI needed): the IPI at 200
+    /// us is not paired with it.
+    #[test]
+    fn ipi_latency_pairs_wakeups_with_the_targets_ipi() {
+        let t = parse_trace(
+            "# tracer: nop
+  a-1 [000] d..2. 1.000000: sched_waking: comm=x pid=5 prio=1 target_cpu=001
+  b-2 [001] d.h1. 1.000007: reschedule_entry: vector=253
+  b-2 [001] d.h1. 1.000008: reschedule_exit: vector=253
+  a-1 [000] d..2. 1.000100: sched_waking: comm=y pid=6 prio=1 target_cpu=001
+  b-2 [001] d..2. 1.000110: sched_switch: prev_comm=b prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=y next_pid=6 next_prio=1
+  y-6 [001] d.h1. 1.000200: reschedule_entry: vector=253
+  y-6 [001] d.h1. 1.000201: reschedule_exit: vector=253
+",
+        )
+        .unwrap();
+        assert_eq!(t.overheads.ipi, Some(7_000));
+    }
+
+    #[test]
+    fn lost_events_are_counted() {
+        let t = parse_trace(
+            "# tracer: nop
+CPU:1 [LOST 12 EVENTS]
+  a-1 [001] d.h1. 1.000000: local_timer_entry: vector=236
+# rtgpu-stats cpu=0 overrun=3 commit_overrun=1 dropped=2
+",
+        )
+        .unwrap();
+        assert_eq!(t.lost_events, 18);
+    }
+
+    #[test]
+    fn malformed_fields_are_errors_with_the_line() {
+        let e = parse_trace("# tracer: nop\n  a-1 [000] d.h1. 1.0: irq_handler_entry: irq=x\n")
+            .unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("numeric `irq=`"), "{e}");
+        let e =
+            parse_trace("# tracer: nop\n  a-1 [000] d.h1. 1.0: nmi_handler: foo\n").unwrap_err();
+        assert!(e.message.contains("delta_ns"), "{e}");
     }
 }
