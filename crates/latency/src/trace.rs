@@ -974,6 +974,7 @@ mod tests {
     /// - 36: preempt_disable from __schedule (EV1) to the preempt_enable
     ///   at 47 (EV7): D_PSD 11. IRQs off in the scheduler at 38 (EV3):
     ///   D_ST 47 - 38 = 9.
+    ///
     /// L_IF = max(D_ST 9, D_POID 22) + D_PAIE 3 + D_PSD 11 = 36 us.
     const THREAD: &str = "# tracer: nop
   a-1 [000] .... 2.000000: preempt_disable: caller=_raw_spin_lock+0x1a/0x40 parent=do_thing+0x10/0x90
