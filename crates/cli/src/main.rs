@@ -13,6 +13,7 @@
 //!   real-time privileges the runtime would use, and a measured self-test.
 
 mod gpu;
+mod latency;
 mod render;
 mod run;
 mod simulate;
@@ -52,6 +53,10 @@ enum Command {
         /// `rtgpu run` consumes, as JSON.
         #[arg(long, value_name = "OUT")]
         plan: Option<PathBuf>,
+        /// Use the `[overheads]` table of this file (as written by `rtgpu
+        /// latency report --export-overheads`) instead of the workload's.
+        #[arg(long, value_name = "FILE")]
+        overheads: Option<PathBuf>,
     },
     /// Run the workload in virtual time with the policy core and report
     /// per-task response times, misses, blocking, priority inversions and
@@ -59,6 +64,9 @@ enum Command {
     ///
     /// Exit status: 0 no deadline missed, 1 some missed, 2 invalid input.
     Simulate(simulate::SimulateArgs),
+    /// Measure and bound the scheduling latency (seed 002, rtsl).
+    #[command(subcommand)]
+    Latency(latency::LatencyCommand),
     /// Print the JSON Schema of the workload file format.
     Schema,
     /// Run the workload for real (CPU work so far): periodic jobs on real
@@ -123,7 +131,13 @@ fn main() -> ExitCode {
             println!("{}", rtgpu_model::json_schema());
             ExitCode::from(EXIT_SCHEDULABLE)
         }
-        Command::Analyze { file, json, plan } => run_analyze(&file, json, plan.as_deref()),
+        Command::Analyze {
+            file,
+            json,
+            plan,
+            overheads,
+        } => run_analyze(&file, json, plan.as_deref(), overheads.as_deref()),
+        Command::Latency(cmd) => latency::run(cmd),
         Command::Simulate(args) => simulate::run(&args),
         Command::Run {
             file,
@@ -151,14 +165,28 @@ fn main() -> ExitCode {
     }
 }
 
-fn run_analyze(file: &std::path::Path, json: bool, plan_out: Option<&std::path::Path>) -> ExitCode {
-    let workload = match rtgpu_model::load_workload(file) {
+fn run_analyze(
+    file: &std::path::Path,
+    json: bool,
+    plan_out: Option<&std::path::Path>,
+    overheads: Option<&std::path::Path>,
+) -> ExitCode {
+    let mut workload = match rtgpu_model::load_workload(file) {
         Ok(w) => w,
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::from(EXIT_INVALID);
         }
     };
+    if let Some(path) = overheads {
+        match rtgpu_model::load_overheads(path) {
+            Ok(o) => workload.overheads = o,
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(EXIT_INVALID);
+            }
+        }
+    }
     let (report, plan) = analyze(&workload);
     if json {
         match serde_json::to_string_pretty(&report) {
