@@ -12,6 +12,9 @@
 //! - [`global_fp`]: global / clustered fixed priority response-time bounds.
 //! - [`edf`]: G-EDF / C-EDF bounded tardiness (soft real time).
 //!
+//! - [`generate`] and [`experiment`]: seeded random task sets and batch
+//!   evaluation (schedulable counts, breakdown utilization) for studies.
+//!
 //! - [`workload`]: `rtgpu analyze` on a whole workload file: report and
 //!   deployment plan.
 //!
@@ -20,6 +23,7 @@
 
 pub mod bounds;
 pub mod edf;
+pub mod experiment;
 pub mod fp;
 pub mod generate;
 pub mod global_fp;
