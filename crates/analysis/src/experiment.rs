@@ -247,7 +247,7 @@ mod tests {
         let ts: Vec<Task> = (0..3).map(|i| Task::implicit(i, 6_000, 10_000)).collect();
         let test = Test::from_name("pdms-hpts-ds").expect("known name");
         let (lambda, u) = breakdown(&ts, 2, test);
-        assert!(u >= 1.8 - 1e-9 && u <= 2.0 + 1e-9, "{u}");
+        assert!((1.8 - 1e-9..=2.0 + 1e-9).contains(&u), "{u}");
         // Scaled by λ it passes; 0.1 % more (if below m/U) fails.
         let scale = |l: f64| -> Vec<Task> {
             ts.iter()

@@ -766,7 +766,10 @@ mod tests {
                     granularity: 1000,
                 },
             );
-            assert!(g % 1000 == 0 && (101_000..=5_000_000).contains(&g), "{g}");
+            assert!(
+                g.is_multiple_of(1000) && (101_000..=5_000_000).contains(&g),
+                "{g}"
+            );
             let l = draw_period(&mut rng, &Periods::LogUniform { lo: 10, hi: 10_000 });
             assert!((10..=10_000).contains(&l));
         }
