@@ -25,6 +25,7 @@ use pyo3::prelude::*;
 mod args;
 mod bounds;
 mod edf;
+mod experiment;
 mod fp;
 mod generate;
 mod global_fp;
@@ -62,5 +63,6 @@ fn _rtgpu(m: &Bound<'_, PyModule>) -> PyResult<()> {
     global_fp::register(m)?;
     bounds::register(m)?;
     generate::register(m)?;
+    experiment::register(m)?;
     Ok(())
 }
