@@ -5,6 +5,7 @@ are appended to ``results.csv`` as they finish."""
 from __future__ import annotations
 
 import importlib
+import itertools
 import logging
 import os
 import time
@@ -179,7 +180,7 @@ def _stream(client: Any, study: Study, todo: list[Point]) -> Iterator[tuple[list
         by_key[fut.key] = p
         return fut
 
-    ac = as_completed([submit(p) for p, _ in zip(pending, range(window))])
+    ac = as_completed([submit(p) for p in itertools.islice(pending, window)])
     for fut in ac:
         p = by_key.pop(fut.key)
         try:
