@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -173,7 +172,8 @@ class TestStudyFile:
         assert spec["utilizations"]["total"] == 4
         assert spec["periods"]["lo"] == 100_000 and spec["periods"]["granularity"] == 1000
         assert s.output == tmp_path / "results" / "t"
-        assert s.fingerprint != write_study(tmp_path, text.replace("seed = 7", "seed = 8")).fingerprint
+        other = write_study(tmp_path, text.replace("seed = 7", "seed = 8"))
+        assert s.fingerprint != other.fingerprint
 
     def test_bundled_studies_load(self) -> None:
         for p in sorted((ROOT / "studies").glob("*.toml")):
@@ -240,7 +240,7 @@ class TestRunner:
         study = write_study(tmp_path, study_text(sets=30, chunk=3, cores="[2, 4]"))
         total = len(list(study.points()))
 
-        class Stop(Exception):
+        class StopError(Exception):
             pass
 
         seen: list[str] = []
@@ -248,9 +248,9 @@ class TestRunner:
         def stop_after_four(key: str, rows: list[dict[str, Any]]) -> None:
             seen.append(key)
             if len(seen) == 4:
-                raise Stop
+                raise StopError
 
-        with pytest.raises(Stop):
+        with pytest.raises(StopError):
             ex.run(study, client=client, progress=False, plots=False, on_point=stop_after_four)
         assert len({r["point"] for r in rows_of(study)}) == 4
         # A torn last line (the process died while writing) is dropped.
@@ -279,7 +279,7 @@ class TestRunner:
             (c, a) for c in ("2", "4") for a in ("pdms-hpts-ds", "first-fit")
         }
         assert all(int(s["sets"]) == 30 for s in summary)
-        if shutil.which("true") and _has("pyarrow"):
+        if _has("pyarrow"):
             import pyarrow.parquet as pq
 
             assert pq.read_table(study.output / "results.parquet").num_rows == 2 * total
@@ -317,10 +317,10 @@ class TestCommand:
     def test_python_module_runs_and_resumes(self, tmp_path: Path) -> None:
         s = write_study(tmp_path, study_text(sets=6, chunk=3, cores="[2]"))
         cmd = [sys.executable, "-m", "rtgpu.experiment", str(s.path), "--workers", "1"]
-        out = subprocess.run(cmd + ["--quiet"], capture_output=True, text=True, timeout=120)
+        out = subprocess.run([*cmd, "--quiet"], capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
         assert "2 points (2 computed, 0 already done)" in out.stdout
-        out = subprocess.run(cmd + ["--quiet"], capture_output=True, text=True, timeout=120)
+        out = subprocess.run([*cmd, "--quiet"], capture_output=True, text=True, timeout=120)
         assert "(0 computed, 2 already done)" in out.stdout
 
     def test_rtgpu_experiment(self, tmp_path: Path) -> None:
