@@ -11,7 +11,10 @@
 //!   so far), measured response times beside the analysed bounds.
 //! - `rtgpu gpu [--backend auto|cuda|emulated] [--check]`: the GPUs and
 //!   real-time privileges the runtime would use, and a measured self-test.
+//! - `rtgpu experiment STUDY [--scheduler ADDR] [--workers N]`: a
+//!   schedulability study on Dask (delegates to `python -m rtgpu.experiment`).
 
+mod experiment;
 mod gpu;
 mod latency;
 mod render;
@@ -113,6 +116,33 @@ enum Command {
         #[arg(long)]
         quick: bool,
     },
+    /// Run a schedulability study (TOML) on Dask: a local cluster by
+    /// default, or any scheduler. Results are appended as points finish; an
+    /// interrupted study resumes where it stopped. Guide:
+    /// docs/guide/experiment.md.
+    Experiment {
+        /// Study file (TOML).
+        study: PathBuf,
+        /// Dask scheduler address (e.g. tcp://host:8786); default: a local
+        /// cluster of worker processes.
+        #[arg(long, value_name = "ADDR")]
+        scheduler: Option<String>,
+        /// Local worker processes (default: one per CPU).
+        #[arg(long, value_name = "N", conflicts_with = "scheduler", value_parser = clap::value_parser!(u32).range(1..))]
+        workers: Option<u32>,
+        /// Output directory (default: the study's `output`).
+        #[arg(long, value_name = "DIR")]
+        output: Option<PathBuf>,
+        /// Discard earlier results of this study and start over.
+        #[arg(long)]
+        fresh: bool,
+        /// Do not draw the figures.
+        #[arg(long)]
+        no_plots: bool,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
 }
 
 const EXIT_SCHEDULABLE: u8 = 0;
@@ -162,6 +192,23 @@ fn main() -> ExitCode {
             check,
             quick,
         } => gpu::run(backend, workload.as_deref(), quick, check),
+        Command::Experiment {
+            study,
+            scheduler,
+            workers,
+            output,
+            fresh,
+            no_plots,
+            quiet,
+        } => experiment::run(&experiment::Options {
+            study: &study,
+            scheduler: scheduler.as_deref(),
+            workers,
+            output: output.as_deref(),
+            fresh,
+            no_plots,
+            quiet,
+        }),
     }
 }
 

@@ -25,6 +25,7 @@ use pyo3::prelude::*;
 mod args;
 mod bounds;
 mod edf;
+mod experiment;
 mod fp;
 mod generate;
 mod global_fp;
@@ -64,5 +65,6 @@ fn _rtgpu(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bounds::register(m)?;
     generate::register(m)?;
     gpu_analysis::register(m)?;
+    experiment::register(m)?;
     Ok(())
 }
