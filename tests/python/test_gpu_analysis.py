@@ -59,3 +59,21 @@ def test_effective_utilization_and_vgpu() -> None:
     # Q = 6 of P = 10 ms, K = 1 ms, W = 12 ms -> 32 ms (vgpu.rs tests).
     assert ga.vgpu_service_time(6 * MS, 10 * MS, 12 * MS, MS) == 32 * MS
     assert ga.vgpu_service_time(6 * MS, 10 * MS, 1, 6 * MS) is None
+
+
+def test_workload_report_has_gpu_breakdown() -> None:
+    from pathlib import Path
+
+    import rtgpu
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "feature-tracking.toml"
+    report = rtgpu.load_workload(path).analyze()
+    t = report.tasks[0]
+    assert t.uses_gpu
+    assert t.gpu is not None and t.charges is not None
+    assert t.gpu.token_blocking is not None and t.gpu.token_blocking > 0
+    assert t.gpu.engine_blocking is not None and t.gpu.token_hold_time is not None
+    assert t.inflated_cost == t.charges.total
+    assert t.charges.total > t.wcet
+    assert t.charges.dominant == "GPU blocking"
+    assert report.verdict is rtgpu.Verdict.NOT_SCHEDULABLE
