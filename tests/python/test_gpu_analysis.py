@@ -35,7 +35,9 @@ def test_gpusync_by_hand() -> None:
 def test_overhead_aware_test_prefers_klmirqd() -> None:
     # Seed 000 §VI-like: per cluster 20 CPU tasks 5/20 ms, 5 GPU tasks
     # 2 ms CPU + 1 ms GPU; zero overheads leave U = 5.997 <= 6.
-    gpu = [(2 * MS, MS, 19_900_000, 19_900_000, 1)] * 2 + [(2 * MS, MS, 20_100_000, 20_100_000, 1)] * 8
+    gpu = [(2 * MS, MS, 19_900_000, 19_900_000, 1)] * 2 + [
+        (2 * MS, MS, 20_100_000, 20_100_000, 1)
+    ] * 8
     cpu = [(5 * MS, 0, 20 * MS, 20 * MS, 0)] * 40
     ts = gpu + cpu
     ok = ga.overhead_aware_test(ts, [(6, 4), (6, 4)], base="zero")
