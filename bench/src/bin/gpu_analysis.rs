@@ -16,13 +16,15 @@
 //!   generated sets of 30 tasks, sets per second, exact ILP vs Theorem 1.
 //!
 //! Workloads are parsed before timing; only the analysis is timed.
+//! `--sweep` instead prints seed 000 §VII's schedulability comparison.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use rtgpu_analysis::generate::Rng;
 use rtgpu_analysis::overheads::{
-    soft_test, ClusterScheduler, ClusterSpec, GpuTaskSpec, InterruptMethod, KfmlpBound,
+    effective_utilization, seed000_task_set, soft_test, ClusterScheduler, ClusterSpec, GpuTaskSpec,
+    InterruptMethod, KfmlpBound, Seed000SetParams,
 };
 use rtgpu_analysis::workload::analyze;
 use rtgpu_model::{parse_workload, Overheads, Workload};
@@ -128,8 +130,59 @@ fn random_specs(rng: &mut Rng, n: usize) -> Vec<GpuTaskSpec> {
         .collect()
 }
 
+/// `--sweep`: seed 000 §VII's schedulability comparison (Fig. 5 setting:
+/// utilizations uniform in [0.5, 0.9], 50-60 % GPU-using tasks with 75 % of
+/// their time on the GPU, Table III overheads, C-EDF on two clusters of 6
+/// CPUs and 4 GPUs), fraction of `n` sets schedulable per method, plus the
+/// mean effective utilization at R = 16 (Fig. 6's x-axis).
+fn sweep(n: usize) {
+    let cl = [ClusterSpec { cpus: 6, gpus: 4 }; 2];
+    let o = Overheads::default();
+    println!("i  U     eff.U(R=16)  klmirqd   SLIH    PAI");
+    for i in [1, 3, 6] {
+        for u2 in 12..=24 {
+            let u = u2 as f64 / 2.0;
+            let mut rng = Rng::new(1000 + u2 as u64);
+            let mut count = [0usize; 3];
+            let mut eff = 0.0;
+            for _ in 0..n {
+                let p = Seed000SetParams {
+                    utilization: u,
+                    interrupts: i,
+                    ..Seed000SetParams::default()
+                };
+                let ts = seed000_task_set(&mut rng, &p);
+                eff += effective_utilization(&ts, 16.0);
+                for (k, m) in [
+                    InterruptMethod::Klmirqd,
+                    InterruptMethod::Slih,
+                    InterruptMethod::Pai,
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    let r = soft_test(&ts, &cl, ClusterScheduler::CEdf, m, &o, KfmlpBound::Exact);
+                    count[k] += r.schedulable as usize;
+                }
+            }
+            let pct = |c: usize| 100.0 * c as f64 / n as f64;
+            println!(
+                "{i}  {u:<5.1} {:>10.1}  {:>6.0}%  {:>5.0}%  {:>5.0}%",
+                eff / n as f64,
+                pct(count[0]),
+                pct(count[1]),
+                pct(count[2])
+            );
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--sweep") {
+        sweep(100);
+        return;
+    }
     let seconds = args
         .iter()
         .position(|a| a == "--seconds")
