@@ -79,3 +79,15 @@ def test_workload_report_has_gpu_breakdown() -> None:
     assert t.charges.total > t.wcet
     assert t.charges.dominant == "GPU blocking"
     assert report.verdict is rtgpu.Verdict.NOT_SCHEDULABLE
+
+
+def test_seed000_task_sets_feed_the_test() -> None:
+    ts = ga.seed000_task_set(1, 8.0, interrupts=6)
+    assert sum((c + g) / p for c, g, p, _, _ in ts) == pytest.approx(8.0, abs=0.01)
+    assert ts == ga.seed000_task_set(1, 8.0, interrupts=6)
+    assert any(g > 0 and eta == 6 for _, g, _, _, eta in ts)
+    k = ga.overhead_aware_test(ts, [(6, 4), (6, 4)], method="klmirqd")
+    s = ga.overhead_aware_test(ts, [(6, 4), (6, 4)], method="slih")
+    assert sum(k.inflated_utilization) < sum(s.inflated_utilization)
+    with pytest.raises(ValueError, match="task_utilization"):
+        ga.seed000_task_set(1, 8.0, task_utilization=(0.9, 0.5))
