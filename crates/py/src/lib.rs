@@ -50,6 +50,8 @@ fn _rtgpu(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<report::PyCoreReport>()?;
     m.add_class::<report::PyClusterReport>()?;
     m.add_class::<report::PyBoundCheck>()?;
+    m.add_class::<report::PyCharges>()?;
+    m.add_class::<report::PyGpuReport>()?;
 
     m.add_function(wrap_pyfunction!(model::parse_workload, m)?)?;
     m.add_function(wrap_pyfunction!(model::load_workload, m)?)?;
