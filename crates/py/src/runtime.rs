@@ -208,7 +208,10 @@ impl PyToken {
             .ok_or_else(|| runtime_error("the token is not held: use it in a `with` block"))
     }
 
-    fn engine_request(&self, wanted: impl FnOnce(usize) -> Vec<(usize, Engine)>) -> PyResult<PyEngine> {
+    fn engine_request(
+        &self,
+        wanted: impl FnOnce(usize) -> Vec<(usize, Engine)>,
+    ) -> PyResult<PyEngine> {
         let gpu = self.held()?.gpu();
         Ok(PyEngine {
             token: Mutex::new(Some(self.held()?)),
