@@ -643,7 +643,15 @@ impl Engine {
                         break;
                     }
                     Some(r) => {
-                        let k = (self.threads[r as usize].key, r, c);
+                        let th = &self.threads[r as usize];
+                        // A thread whose segment ends at this very instant
+                        // is finishing, not preemptible: its Segment event
+                        // (same instant, maybe not processed yet) frees the
+                        // core and reschedules. Found by the 1M soundness run.
+                        if th.seg_start.saturating_add(th.seg_len) <= self.now {
+                            continue;
+                        }
+                        let k = (th.key, r, c);
                         if worst.is_none_or(|w| (k.0, k.1) > (w.0, w.1)) {
                             worst = Some(k);
                         }
