@@ -11,8 +11,12 @@
 //!   so far), measured response times beside the analysed bounds.
 //! - `rtgpu gpu [--backend auto|cuda|emulated] [--check]`: the GPUs and
 //!   real-time privileges the runtime would use, and a measured self-test.
+//! - `rtgpu experiment STUDY [--scheduler ADDR] [--workers N]`: a
+//!   schedulability study on Dask (delegates to `python -m rtgpu.experiment`).
 
+mod experiment;
 mod gpu;
+mod latency;
 mod render;
 mod run;
 mod simulate;
@@ -52,6 +56,10 @@ enum Command {
         /// `rtgpu run` consumes, as JSON.
         #[arg(long, value_name = "OUT")]
         plan: Option<PathBuf>,
+        /// Use the `[overheads]` table of this file (as written by `rtgpu
+        /// latency report --export-overheads`) instead of the workload's.
+        #[arg(long, value_name = "FILE")]
+        overheads: Option<PathBuf>,
     },
     /// Run the workload in virtual time with the policy core and report
     /// per-task response times, misses, blocking, priority inversions and
@@ -59,6 +67,9 @@ enum Command {
     ///
     /// Exit status: 0 no deadline missed, 1 some missed, 2 invalid input.
     Simulate(simulate::SimulateArgs),
+    /// Measure and bound the scheduling latency (seed 002, rtsl).
+    #[command(subcommand)]
+    Latency(latency::LatencyCommand),
     /// Print the JSON Schema of the workload file format.
     Schema,
     /// Run the workload for real (CPU work so far): periodic jobs on real
@@ -84,6 +95,9 @@ enum Command {
         /// Run at ordinary priorities even where SCHED_FIFO is allowed.
         #[arg(long)]
         no_realtime: bool,
+        /// GPU backend for GPU-using tasks.
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: gpu::BackendChoice,
     },
     /// Show the GPUs, real-time privileges and NVIDIA interrupt threads the
     /// runtime would use, and optionally measure the GPU backend.
@@ -101,6 +115,33 @@ enum Command {
         /// Smaller sizes for a fast self-test.
         #[arg(long)]
         quick: bool,
+    },
+    /// Run a schedulability study (TOML) on Dask: a local cluster by
+    /// default, or any scheduler. Results are appended as points finish; an
+    /// interrupted study resumes where it stopped. Guide:
+    /// docs/guide/experiment.md.
+    Experiment {
+        /// Study file (TOML).
+        study: PathBuf,
+        /// Dask scheduler address (e.g. tcp://host:8786); default: a local
+        /// cluster of worker processes.
+        #[arg(long, value_name = "ADDR")]
+        scheduler: Option<String>,
+        /// Local worker processes (default: one per CPU).
+        #[arg(long, value_name = "N", conflicts_with = "scheduler", value_parser = clap::value_parser!(u32).range(1..))]
+        workers: Option<u32>,
+        /// Output directory (default: the study's `output`).
+        #[arg(long, value_name = "DIR")]
+        output: Option<PathBuf>,
+        /// Discard earlier results of this study and start over.
+        #[arg(long)]
+        fresh: bool,
+        /// Do not draw the figures.
+        #[arg(long)]
+        no_plots: bool,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
     },
 }
 
@@ -120,7 +161,13 @@ fn main() -> ExitCode {
             println!("{}", rtgpu_model::json_schema());
             ExitCode::from(EXIT_SCHEDULABLE)
         }
-        Command::Analyze { file, json, plan } => run_analyze(&file, json, plan.as_deref()),
+        Command::Analyze {
+            file,
+            json,
+            plan,
+            overheads,
+        } => run_analyze(&file, json, plan.as_deref(), overheads.as_deref()),
+        Command::Latency(cmd) => latency::run(cmd),
         Command::Simulate(args) => simulate::run(&args),
         Command::Run {
             file,
@@ -129,6 +176,7 @@ fn main() -> ExitCode {
             csv,
             trace,
             no_realtime,
+            backend,
         } => run::run(&run::Options {
             file: &file,
             duration: &duration,
@@ -136,6 +184,7 @@ fn main() -> ExitCode {
             csv: csv.as_deref(),
             trace: trace.as_deref(),
             realtime: !no_realtime,
+            backend,
         }),
         Command::Gpu {
             backend,
@@ -143,17 +192,48 @@ fn main() -> ExitCode {
             check,
             quick,
         } => gpu::run(backend, workload.as_deref(), quick, check),
+        Command::Experiment {
+            study,
+            scheduler,
+            workers,
+            output,
+            fresh,
+            no_plots,
+            quiet,
+        } => experiment::run(&experiment::Options {
+            study: &study,
+            scheduler: scheduler.as_deref(),
+            workers,
+            output: output.as_deref(),
+            fresh,
+            no_plots,
+            quiet,
+        }),
     }
 }
 
-fn run_analyze(file: &std::path::Path, json: bool, plan_out: Option<&std::path::Path>) -> ExitCode {
-    let workload = match rtgpu_model::load_workload(file) {
+fn run_analyze(
+    file: &std::path::Path,
+    json: bool,
+    plan_out: Option<&std::path::Path>,
+    overheads: Option<&std::path::Path>,
+) -> ExitCode {
+    let mut workload = match rtgpu_model::load_workload(file) {
         Ok(w) => w,
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::from(EXIT_INVALID);
         }
     };
+    if let Some(path) = overheads {
+        match rtgpu_model::load_overheads(path) {
+            Ok(o) => workload.overheads = o,
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(EXIT_INVALID);
+            }
+        }
+    }
     let (report, plan) = analyze(&workload);
     if json {
         match serde_json::to_string_pretty(&report) {
