@@ -82,8 +82,8 @@ enum OpKind {
     /// Whole-GPU lock of the no-engine-locks scenarios ("e").
     GpuLock,
     Copy {
-        bytes: u64,
-        bw: u64,
+        /// Transfer time at full bandwidth of this chunk.
+        work: Time,
         bus: u32,
         kind: SpanKind,
         /// Last chunk of a copy: nothing special; every chunk releases.
@@ -201,6 +201,19 @@ pub struct Engine {
     vgpu_busy: Vec<Vec<Time>>,
     active_jobs: usize,
     ntasks: u32,
+}
+
+/// Transfer time of each chunk of a `bytes` copy: the chunk's share of the
+/// whole copy's time (`copy_time(end) - copy_time(start)`), so chunking
+/// adds no rounding: the chunks of a copy take exactly as long as the
+/// unchunked copy, as the analysis charges it.
+fn chunk_times(bytes: u64, chunk: Option<u64>, bw: u64) -> impl Iterator<Item = Time> {
+    let mut start = 0;
+    chunks(bytes, chunk).map(move |c| {
+        let t = copy_time(start + c, bw) - copy_time(start, bw);
+        start += c;
+        t
+    })
 }
 
 fn add_busy(series: &mut [Time], bucket: Time, start: Time, end: Time) {
@@ -918,7 +931,7 @@ impl Engine {
             distance = s.platform.migration_distance(p, g);
             self.stats[iu].migrations += 1;
             let same_node = s.gpus[p].cluster == s.gpus[g].cluster;
-            if self.cfg.peer_migration && same_node {
+            if self.cfg.peer_migration && same_node && policy.gpu_allocator != GpuAllocator::KFmlp {
                 let (l, n) = if engine_locks {
                     (
                         [
@@ -930,11 +943,10 @@ impl Engine {
                 } else {
                     (one(0), 0)
                 };
-                for c in chunks(gt.state, chunk) {
+                for c in chunk_times(gt.state, chunk, bw.peer) {
                     j.ops.push(Op {
                         kind: OpKind::Copy {
-                            bytes: c,
-                            bw: bw.peer,
+                            work: c,
                             bus: down(links),
                             kind: SpanKind::Migrate,
                             engine: (g * 3 + 1) as u32,
@@ -944,16 +956,24 @@ impl Engine {
                     });
                 }
             } else {
-                let plink = s.gpus[p].link as u32;
-                let (l, n) = lock_or_none(locks.lock_id(p, Eng::CopyOut));
-                for c in chunks(gt.state, chunk) {
+                // Through system memory: out of the old GPU, into the new.
+                // The k-FMLP (seed 000) treats a GPU as one resource held by
+                // one job, so there the state is staged in system memory and
+                // both transfers are part of the new GPU's critical section
+                // (on its engine and link), as the analysis charges them;
+                // GPUSync takes the old GPU's copy-out lock (its bounds
+                // count requests from every token holder, App. Lemma 3).
+                let staged = policy.gpu_allocator == GpuAllocator::KFmlp;
+                let src = if staged { g } else { p };
+                let plink = s.gpus[src].link as u32;
+                let (l, n) = lock_or_none(locks.lock_id(src, Eng::CopyOut));
+                for c in chunk_times(gt.state, chunk, bw.device_to_host) {
                     j.ops.push(Op {
                         kind: OpKind::Copy {
-                            bytes: c,
-                            bw: bw.device_to_host,
+                            work: c,
                             bus: up(plink),
                             kind: SpanKind::Migrate,
-                            engine: (p * 3 + if s.gpus[p].copy_engines >= 2 { 2 } else { 1 })
+                            engine: (src * 3 + if s.gpus[src].copy_engines >= 2 { 2 } else { 1 })
                                 as u32,
                         },
                         locks: l,
@@ -961,11 +981,10 @@ impl Engine {
                     });
                 }
                 let (l, n) = lock_or_none(locks.lock_id(g, Eng::CopyIn));
-                for c in chunks(gt.state, chunk) {
+                for c in chunk_times(gt.state, chunk, bw.host_to_device) {
                     j.ops.push(Op {
                         kind: OpKind::Copy {
-                            bytes: c,
-                            bw: bw.host_to_device,
+                            work: c,
                             bus: down(links),
                             kind: SpanKind::Migrate,
                             engine: (g * 3 + 1) as u32,
@@ -978,11 +997,10 @@ impl Engine {
         }
         j.distance = distance;
         let (l, n) = lock_or_none(locks.lock_id(g, Eng::CopyIn));
-        for c in chunks(gt.copy_in, chunk) {
+        for c in chunk_times(gt.copy_in, chunk, bw.host_to_device) {
             j.ops.push(Op {
                 kind: OpKind::Copy {
-                    bytes: c,
-                    bw: bw.host_to_device,
+                    work: c,
                     bus: down(links),
                     kind: SpanKind::CopyIn,
                     engine: (g * 3 + 1) as u32,
@@ -1012,11 +1030,10 @@ impl Engine {
         }
         let out_engine = (g * 3 + if s.gpus[g].copy_engines >= 2 { 2 } else { 1 }) as u32;
         let (l, n) = lock_or_none(locks.lock_id(g, Eng::CopyOut));
-        for c in chunks(gt.copy_out, chunk) {
+        for c in chunk_times(gt.copy_out, chunk, bw.device_to_host) {
             j.ops.push(Op {
                 kind: OpKind::Copy {
-                    bytes: c,
-                    bw: bw.device_to_host,
+                    work: c,
                     bus: up(links),
                     kind: SpanKind::CopyOut,
                     engine: out_engine,
@@ -1125,8 +1142,7 @@ impl Engine {
         self.jobs[iu].op_start = now;
         match op.kind {
             OpKind::GpuLock => {}
-            OpKind::Copy { bytes, bw, bus, .. } => {
-                let work = copy_time(bytes, bw);
+            OpKind::Copy { work, bus, .. } => {
                 self.bus_advance(bus as usize);
                 self.buses[bus as usize].active.push((i, work));
                 self.bus_reschedule(bus as usize);
