@@ -1,7 +1,7 @@
 //! The event loop.
 //!
-//! A binary heap of `(time, sequence, event)`; events of one instant run in
-//! the order they were scheduled. Stale events (a segment end after a
+//! A binary heap of `(time, packed event)`; events of one instant run
+//! segment ends first, then device completions, then releases. Stale events (a segment end after a
 //! preemption, a bus completion after the bus's load changed) carry a stamp
 //! and are dropped.
 //!
@@ -38,7 +38,7 @@ use crate::setup::{fixed_irq_key, Setup};
 use crate::trace::{Span, SpanKind};
 use crate::{JobRecord, Releases, SimConfig, SimResult, TaskStats, UtilizationSeries};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ev {
     Release(u32),
     Segment(u32, u32),
@@ -170,8 +170,7 @@ pub struct Engine {
     s: Setup,
     cfg: SimConfig,
     now: Time,
-    seq: u64,
-    events: BinaryHeap<Reverse<(Time, u64, Ev)>>,
+    events: BinaryHeap<Reverse<(Time, u64)>>,
     rng: Rng,
     threads: Vec<Thread>,
     jobs: Vec<Job>,
@@ -201,6 +200,36 @@ pub struct Engine {
     vgpu_busy: Vec<Vec<Time>>,
     active_jobs: usize,
     ntasks: u32,
+}
+
+/// `class(2) | kind(3) | a(27) | b(32)`, class first so that an instant's
+/// segment ends (0) come before device completions (1) and releases (2).
+fn encode(ev: Ev) -> u64 {
+    let (class, kind, a, b): (u64, u64, u32, u32) = match ev {
+        Ev::Segment(c, stamp) => (0, 0, c, stamp),
+        Ev::Bus(bus, stamp) => (1, 1, bus, stamp),
+        Ev::KernelDone(g) => (1, 2, 0, g),
+        Ev::TopHalfDone(k) => (1, 3, 0, k),
+        Ev::VgpuTimer(g) => (1, 4, 0, g),
+        Ev::Release(i) => (2, 5, 0, i),
+        Ev::PieceStart(i) => (2, 6, 0, i),
+    };
+    debug_assert!(a < 1 << 27, "core or bus index fits 27 bits");
+    (class << 62) | (kind << 59) | ((a as u64 & ((1 << 27) - 1)) << 32) | b as u64
+}
+
+fn decode(code: u64) -> Ev {
+    let a = ((code >> 32) & ((1 << 27) - 1)) as u32;
+    let b = code as u32;
+    match (code >> 59) & 7 {
+        0 => Ev::Segment(a, b),
+        1 => Ev::Bus(a, b),
+        2 => Ev::KernelDone(b),
+        3 => Ev::TopHalfDone(b),
+        4 => Ev::VgpuTimer(b),
+        5 => Ev::Release(b),
+        _ => Ev::PieceStart(b),
+    }
 }
 
 /// Transfer time of each chunk of a `bytes` copy: the chunk's share of the
@@ -397,7 +426,6 @@ impl Engine {
         Engine {
             cfg: cfg.clone(),
             now: 0,
-            seq: 0,
             events: BinaryHeap::with_capacity(4 * n + 16),
             rng: Rng::new(cfg.seed),
             threads,
@@ -439,15 +467,11 @@ impl Engine {
     }
 
     /// Events of one instant: segment ends first (a job that finishes at t
-    /// is not preempted at t), then device completions, then releases.
+    /// is not preempted at t), then device completions, then releases;
+    /// within a class, in the order of their encoding (deterministic). An
+    /// event is packed into one u64 beside its time (16-byte heap entries).
     fn push(&mut self, t: Time, ev: Ev) {
-        self.seq += 1;
-        let class: u64 = match ev {
-            Ev::Segment(..) => 0,
-            Ev::Bus(..) | Ev::KernelDone(_) | Ev::TopHalfDone(_) | Ev::VgpuTimer(_) => 1,
-            Ev::Release(_) | Ev::PieceStart(_) => 2,
-        };
-        self.events.push(Reverse((t, (class << 62) | self.seq, ev)));
+        self.events.push(Reverse((t, encode(ev))));
     }
 
     fn overheads_on(&self) -> bool {
@@ -458,7 +482,8 @@ impl Engine {
         for i in 0..self.ntasks {
             self.schedule_release(i, 0);
         }
-        while let Some(Reverse((t, _, ev))) = self.events.pop() {
+        while let Some(Reverse((t, code))) = self.events.pop() {
+            let ev = decode(code);
             if t >= self.cfg.duration && (!self.cfg.drain || self.active_jobs == 0) {
                 break;
             }
@@ -626,8 +651,19 @@ impl Engine {
         let th = &mut self.threads[iu];
         th.state = TState::Ready;
         th.stamp = th.stamp.wrapping_add(1);
-        let d = th.domain as usize;
-        self.ready[d].push(Reverse((th.key, i, th.stamp)));
+        let (d, key, stamp) = (th.domain as usize, th.key, th.stamp);
+        // Fast path: an idle core and nothing more urgent waiting: run it
+        // there without going through the ready heap.
+        if let Some(&c) = self.s.domains[d]
+            .iter()
+            .find(|&&c| self.cores[c].running.is_none())
+        {
+            if self.valid_top(d).is_none_or(|top| (key, i) < top) {
+                self.dispatch(i, c);
+                return;
+            }
+        }
+        self.ready[d].push(Reverse((key, i, stamp)));
         self.schedule(d);
     }
 
