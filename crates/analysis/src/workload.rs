@@ -42,7 +42,9 @@ pub enum Verdict {
     /// (soft real time under EDF; see [`Report::soft`]).
     Schedulable,
     NotSchedulable,
-    /// The workload has parts this version cannot analyse (GPU-using tasks).
+    /// The workload has parts the analysis cannot cover. Kept for the report
+    /// format; this version bounds every part or reports it unbounded (the
+    /// task then fails), so it does not produce this verdict.
     NotAnalysed,
 }
 
