@@ -69,8 +69,9 @@ pub struct ExactBound {
 /// `k` bins. Solved by depth-first branch and bound: lengths in decreasing
 /// order, bins kept sorted so that equal bins are tried once (symmetry), and
 /// a branch cut when, for some j, the j least-loaded bins plus everything
-/// not yet placed cannot average above the best found; the search stops at
-/// ⌊Σ/k⌋ (nothing beats it). Gives up after
+/// not yet placed cannot average above the best found; bins already above
+/// the best found count as one choice (they cannot raise the minimum); the
+/// search stops at ⌊Σ/k⌋ (nothing beats it). Gives up after
 /// [`EXACT_NODE_LIMIT`] nodes and then returns Theorem 1 with `exact =
 /// false`.
 pub fn exact_bound(others: &[Time], k: u32) -> ExactBound {
@@ -184,11 +185,16 @@ impl Search<'_> {
         }
         let x = self.items[i];
         // Least-loaded bins first; equal loads are adjacent (sorted) and
-        // tried once (symmetry).
+        // tried once (symmetry). A bin already above the best found (closed)
+        // cannot raise the minimum any more, so all closed bins are one
+        // choice: the item goes to the fullest bin (bin covering).
+        let target = self.best + 1;
         for b in 0..k {
-            if b > 0 && self.levels[lo + b] == self.levels[lo + b - 1] {
+            let load = self.levels[lo + b];
+            if b > 0 && load == self.levels[lo + b - 1] {
                 continue;
             }
+            let b = if load >= target { k - 1 } else { b };
             self.levels.copy_within(lo..hi, hi);
             // Add x to bin b of the child and restore the order.
             let mut p = hi + b;
@@ -198,7 +204,7 @@ impl Search<'_> {
                 p += 1;
             }
             self.go(i + 1);
-            if self.aborted || self.best >= self.ceiling {
+            if self.aborted || self.best >= self.ceiling || load >= target {
                 return;
             }
         }
