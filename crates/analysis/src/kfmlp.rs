@@ -69,9 +69,9 @@ pub struct ExactBound {
 /// `k` bins. Solved by depth-first branch and bound: lengths in decreasing
 /// order, bins kept sorted so that equal bins are tried once (symmetry), and
 /// a branch cut when, for some j, the j least-loaded bins plus everything
-/// not yet placed cannot average above the best found; bins already above
-/// the best found count as one choice (they cannot raise the minimum); the
-/// search stops at ⌊Σ/k⌋ (nothing beats it). Gives up after
+/// not yet placed cannot average above the best found; bins already at
+/// ⌊Σ/k⌋ count as one choice (no answer exceeds it); the search stops at
+/// ⌊Σ/k⌋. Gives up after
 /// [`EXACT_NODE_LIMIT`] nodes and then returns Theorem 1 with `exact =
 /// false`.
 pub fn exact_bound(others: &[Time], k: u32) -> ExactBound {
@@ -185,10 +185,12 @@ impl Search<'_> {
         }
         let x = self.items[i];
         // Least-loaded bins first; equal loads are adjacent (sorted) and
-        // tried once (symmetry). A bin already above the best found (closed)
-        // cannot raise the minimum any more, so all closed bins are one
-        // choice: the item goes to the fullest bin (bin covering).
-        let target = self.best + 1;
+        // tried once (symmetry). A bin already at ⌊S/k⌋ (closed) can never
+        // be the minimum that matters, since no answer exceeds ⌊S/k⌋, so all
+        // closed bins are one choice: the item goes to the fullest bin.
+        // (Closing at the best found so far instead would be wrong: the best
+        // grows during the search and would reopen such bins.)
+        let target = self.ceiling;
         for b in 0..k {
             let load = self.levels[lo + b];
             if b > 0 && load == self.levels[lo + b - 1] {
@@ -306,6 +308,9 @@ mod tests {
         assert_eq!(exact_bound(&[10, 20], 3).bound, 0);
         // 4,4,3,3,2 on two queues: {4,4} {3,3,2} → 8.
         assert_eq!(exact_bound(&[4, 4, 3, 3, 2], 2).bound, 8);
+        // Found by the property test against an earlier pruning rule:
+        // {32, 19} {23, 12, 11, 1} → 47 (⌊98/2⌋ = 49 is not reachable).
+        assert_eq!(exact_bound(&[1, 11, 19, 32, 12, 23], 2).bound, 47);
     }
 
     #[test]
