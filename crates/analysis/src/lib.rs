@@ -18,6 +18,9 @@
 //!   and the overhead-aware C-EDF / C-RM test on generated task sets.
 //! - [`vgpu`]: vGPU reservation bounds (seed 001; our own derivation).
 //!
+//! - [`generate`] and [`experiment`]: seeded random task sets and batch
+//!   evaluation (schedulable counts, breakdown utilization) for studies.
+//!
 //! - [`workload`]: `rtgpu analyze` on a whole workload file: report and
 //!   deployment plan.
 //!
@@ -26,6 +29,7 @@
 
 pub mod bounds;
 pub mod edf;
+pub mod experiment;
 pub mod fp;
 pub mod generate;
 pub mod global_fp;

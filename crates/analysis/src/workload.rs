@@ -1039,7 +1039,7 @@ fn bound_checks(w: &Workload) -> Vec<BoundCheck> {
 }
 
 /// Map FP ranks to SCHED_FIFO priorities 98 (rank 1) downwards, clamped at 1.
-fn fifo_priority(rank: u32) -> u8 {
+pub fn fifo_priority(rank: u32) -> u8 {
     98u32.saturating_sub(rank.saturating_sub(1)).max(1) as u8
 }
 

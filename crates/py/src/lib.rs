@@ -25,6 +25,7 @@ use pyo3::prelude::*;
 mod args;
 mod bounds;
 mod edf;
+mod experiment;
 mod fp;
 mod generate;
 mod global_fp;
@@ -32,6 +33,7 @@ mod gpu_analysis;
 mod model;
 mod partition;
 mod report;
+mod runtime;
 mod task;
 
 #[pymodule]
@@ -66,5 +68,7 @@ fn _rtgpu(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bounds::register(m)?;
     generate::register(m)?;
     gpu_analysis::register(m)?;
+    experiment::register(m)?;
+    runtime::register(m)?;
     Ok(())
 }
