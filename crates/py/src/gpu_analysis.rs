@@ -14,6 +14,9 @@ use rtgpu_model::Overheads;
 
 use crate::args::{bad_choice, count, option_name, value_error};
 
+/// (cpu, gpu, period, deadline, interrupts) of a generated task, ns.
+type TaskTuple = (Time, Time, Time, Time, u32);
+
 /// The three k-FMLP bounds of one request (seed 000 App. A).
 #[pyclass(frozen, get_all, module = "rtgpu", name = "KfmlpBlocking")]
 pub(crate) struct PyKfmlpBlocking {
@@ -254,7 +257,7 @@ fn overheads_from(base: &str, overrides: Option<&Bound<'_, PyDict>>) -> PyResult
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn overhead_aware_test(
     py: Python<'_>,
-    tasks: Vec<(Time, Time, Time, Time, u32)>,
+    tasks: Vec<TaskTuple>,
     clusters: Vec<(u32, u32)>,
     scheduler: &str,
     method_name: &str,
@@ -343,7 +346,7 @@ pub(crate) fn seed000_task_set(
     gpu_fraction: (f64, f64),
     gpu_share: f64,
     period: (Time, Time),
-) -> PyResult<Vec<(Time, Time, Time, Time, u32)>> {
+) -> PyResult<Vec<TaskTuple>> {
     crate::args::non_negative_float(utilization, "utilization")?;
     let (lo, hi) = task_utilization;
     if !(lo > 0.0 && lo <= hi && hi <= 1.0) {
@@ -352,7 +355,7 @@ pub(crate) fn seed000_task_set(
         )));
     }
     let (flo, fhi) = gpu_fraction;
-    if !(0.0..=1.0).contains(&gpu_share) || !(0.0 <= flo && flo <= fhi && fhi <= 1.0) {
+    if !((0.0..=1.0).contains(&gpu_share) && 0.0 <= flo && flo <= fhi && fhi <= 1.0) {
         return Err(value_error(
             "gpu_share and gpu_fraction must lie in [0, 1] (gpu_fraction as lo <= hi)",
         ));
