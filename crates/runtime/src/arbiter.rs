@@ -178,11 +178,11 @@ impl Arbiter {
             }
         };
         let word = Arc::clone(&st.jobs[job as usize].word);
-        Ok(Client {
+        Ok(Client(Arc::new(ClientInner {
             arbiter: Arc::clone(self),
             job,
             word,
-        })
+        })))
     }
 
     /// Every hand-off recorded so far (drains the log).
@@ -292,11 +292,23 @@ impl Arbiter {
     }
 }
 
-/// A registered client thread (one job at a time).
-pub struct Client {
+/// A registered client (one job at a time). Cheap to clone: the guards it
+/// hands out keep it alive, so they own no borrow and can live anywhere (a
+/// Python `with` block, a C handle). Unregistered when the last clone goes.
+#[derive(Clone)]
+pub struct Client(Arc<ClientInner>);
+
+pub struct ClientInner {
     arbiter: Arc<Arbiter>,
     job: JobId,
     word: Arc<AtomicU32>,
+}
+
+impl std::ops::Deref for Client {
+    type Target = ClientInner;
+    fn deref(&self) -> &ClientInner {
+        &self.0
+    }
 }
 
 impl Client {
@@ -329,7 +341,7 @@ impl Client {
         hold: Nanos,
         last_gpu: Option<usize>,
         static_gpu: usize,
-    ) -> Result<TokenGuard<'_>, ArbiterError> {
+    ) -> Result<TokenGuard, ArbiterError> {
         let a = &self.arbiter;
         let (gpu, token) = {
             let mut st = a.lock()?;
@@ -374,14 +386,14 @@ impl Client {
             }
         };
         Ok(TokenGuard {
-            client: self,
+            client: self.clone(),
             gpu,
             token,
         })
     }
 }
 
-impl Drop for Client {
+impl Drop for ClientInner {
     fn drop(&mut self) {
         if let Ok(mut st) = self.arbiter.lock() {
             let job = self.job as usize;
@@ -396,13 +408,13 @@ impl Drop for Client {
 }
 
 /// A held GPU token; released when dropped.
-pub struct TokenGuard<'c> {
-    client: &'c Client,
+pub struct TokenGuard {
+    client: Client,
     gpu: usize,
     token: usize,
 }
 
-impl TokenGuard<'_> {
+impl TokenGuard {
     /// The GPU the token is for.
     pub fn gpu(&self) -> usize {
         self.gpu
@@ -410,7 +422,7 @@ impl TokenGuard<'_> {
 
     /// Acquires the lock of one engine of this token's GPU (blocking); with
     /// engine locks off, returns at once (seed 004's "e" scenarios).
-    pub fn engine(&self, engine: Engine) -> Result<EngineGuard<'_>, ArbiterError> {
+    pub fn engine(&self, engine: Engine) -> Result<EngineGuard, ArbiterError> {
         self.locks(&[(self.gpu, engine)])
     }
 
@@ -418,7 +430,7 @@ impl TokenGuard<'_> {
     /// (seed 004 §4.3: a peer copy's copy-out lock on the source and copy-in
     /// lock on the destination). For nested requests instead, take them one
     /// at a time in [`Arbiter::nested_order`].
-    pub fn locks(&self, wanted: &[(usize, Engine)]) -> Result<EngineGuard<'_>, ArbiterError> {
+    pub fn locks(&self, wanted: &[(usize, Engine)]) -> Result<EngineGuard, ArbiterError> {
         let engines: Vec<Engine> = wanted.iter().map(|w| w.1).collect();
         let gpus: Vec<usize> = wanted.iter().map(|w| w.0).collect();
         self.request_locks(&engines, &gpus)
@@ -428,12 +440,12 @@ impl TokenGuard<'_> {
         &self,
         engines: &[Engine],
         gpus: &[usize],
-    ) -> Result<EngineGuard<'_>, ArbiterError> {
-        let c = self.client;
+    ) -> Result<EngineGuard, ArbiterError> {
+        let c = &self.client;
         let a = &c.arbiter;
         if !a.engine_locks {
             return Ok(EngineGuard {
-                client: c,
+                client: c.clone(),
                 req: None,
                 lock: 0,
             });
@@ -465,16 +477,16 @@ impl TokenGuard<'_> {
             c.await_grant();
         }
         Ok(EngineGuard {
-            client: c,
+            client: c.clone(),
             req: Some(req),
             lock: ids[0],
         })
     }
 }
 
-impl Drop for TokenGuard<'_> {
+impl Drop for TokenGuard {
     fn drop(&mut self) {
-        let c = self.client;
+        let c = &self.client;
         let a = &c.arbiter;
         let Ok(mut st) = a.lock() else { return };
         let now = monotonic_now();
@@ -504,16 +516,16 @@ impl Drop for TokenGuard<'_> {
 }
 
 /// A held engine lock (or DGL); released when dropped.
-pub struct EngineGuard<'c> {
-    client: &'c Client,
+pub struct EngineGuard {
+    client: Client,
     req: Option<ReqId>,
     lock: LockId,
 }
 
-impl Drop for EngineGuard<'_> {
+impl Drop for EngineGuard {
     fn drop(&mut self) {
         let Some(req) = self.req else { return };
-        let c = self.client;
+        let c = &self.client;
         let a = &c.arbiter;
         let Ok(mut st) = a.lock() else { return };
         let now = monotonic_now();

@@ -12,12 +12,13 @@
 //! Degrades plainly: without the privilege for real-time priorities the
 //! threads run SCHED_OTHER and [`RunOutcome::warnings`] says so; a plan that
 //! needs more cores than this machine allows is folded onto the CPUs there
-//! (core i on CPU i mod n) with ordinary priorities, and says that the
-//! analysis's guarantees do not hold for such a run.
+//! (core i on CPU i mod n), at ordinary priorities when the folded load
+//! would overload a CPU, and says that the analysis's guarantees do not hold
+//! for such a run.
 //!
-//! GPU work is not run here yet: it needs the arbiter that hosts the policy
-//! core (issue 5), and a workload with GPU-using tasks is refused with that
-//! reason rather than run without its GPU part.
+//! GPU-using tasks run their GPU section after their CPU work, under the
+//! in-process arbiter of their cluster ([`gpu_section`]), on the emulated
+//! backend of the platform or the backend given.
 
 pub mod gpu_section;
 
@@ -196,18 +197,37 @@ pub fn run(
                 .unwrap_or(0)
         })
         .collect();
+    // Folded CPU load: per CPU, the planned cores' utilization mapped onto
+    // it (P-FP), or the total spread evenly (global and clustered FP).
+    let n_cpus = caps.cpus.len().max(1);
+    let folded_load = if report.cores.iter().any(|c| c.utilization.is_some()) {
+        let mut per_cpu = vec![0.0f64; n_cpus];
+        for c in &report.cores {
+            per_cpu[c.core as usize % n_cpus] += c.utilization.unwrap_or(0.0);
+        }
+        per_cpu.into_iter().fold(0.0, f64::max)
+    } else {
+        report.total_utilization / n_cpus as f64
+    };
+    // Real-time priorities on a fold only while its load leaves the machine
+    // room (below 90% per CPU); an overloaded fold runs at ordinary priorities.
+    let fold_fits = folded_load <= 0.9;
     if folded {
         warnings.push(format!(
             "the plan needs {needed} cores but this machine allows {} CPU(s) ({:?}): cores are \
-             folded onto them (core i on CPU i mod {}) and run at ordinary priorities so the \
-             overload cannot starve the machine; the analysis's guarantees do not hold for \
-             this run",
+             folded onto them (core i on CPU i mod {}), a CPU load of up to {folded_load:.2}, \
+             {}; the analysis's guarantees do not hold for this run",
             caps.cpus.len(),
             caps.cpus,
-            caps.cpus.len()
+            caps.cpus.len(),
+            if fold_fits {
+                "which leaves room, so priorities stay real-time"
+            } else {
+                "so they run at ordinary priorities and the overload cannot starve the machine"
+            }
         ));
     }
-    let realtime = config.realtime && caps.fifo && !folded;
+    let realtime = config.realtime && caps.fifo && (!folded || fold_fits);
     if config.realtime && !caps.fifo {
         warnings.push(format!(
             "running with ordinary priorities (SCHED_OTHER): {}",
