@@ -247,7 +247,6 @@ fn truncate(s: &str, n: usize) -> String {
     }
 }
 
-
 /// The GPU and overhead breakdown of every task: where its GPU wait comes
 /// from (seed 000 App. A, seed 004 App. A, vGPU) and what its inflated cost
 /// is made of (seed 000 App. B), so a reader sees which charge dominates.
