@@ -56,8 +56,9 @@ pub struct Request {
     /// Task index, for the cost predictor.
     pub task: usize,
     pub prio: Prio,
-    /// Worst-case hold length l (k-FMLP l-aware rule); also the fallback
-    /// cost estimate.
+    /// Worst-case hold length l (k-FMLP l-aware rule: the request's whole
+    /// critical section, migration included); also the fallback cost
+    /// estimate.
     pub hold: Time,
     /// GPU this task used last (migration distance origin).
     pub last_gpu: Option<usize>,
@@ -185,10 +186,11 @@ impl TokenAllocator {
         match self.cfg.rule {
             QueueRule::Static | QueueRule::ShortestQueue => count,
             QueueRule::LOblivious { max_hold } => max_hold.saturating_mul(count),
+            // seed 000 App. A: wait_x(t) = Σ_{R_j ∈ FIFO_x} l_j, the holder's
+            // whole l included (a worst case, not an estimate of what is
+            // left: a holder past its expected length may still run l).
             QueueRule::LAware => {
-                let h = q
-                    .holder
-                    .map_or(0, |e| e.hold.saturating_sub(now.saturating_sub(e.since)));
+                let h = q.holder.map_or(0, |e| e.hold);
                 q.waiting.iter().fold(h, |s, e| s.saturating_add(e.hold))
             }
             QueueRule::EarliestCompletion => {
@@ -397,10 +399,11 @@ mod tests {
             a.request(&req(3, 5, 50), 0),
             Decision::Queued { gpu: 1, token: 1 }
         );
-        // Now wait_1 = 60 < 100 at t = 0; at t = 90 holder 0 has 10 left.
+        // Now wait_1 = 10 + 50 = 60 < 100, at any time: the holder's whole
+        // l counts (seed 000 App. A), not what is left of it.
         assert_eq!(
             a.request(&req(4, 5, 50), 90),
-            Decision::Queued { gpu: 0, token: 0 }
+            Decision::Queued { gpu: 1, token: 1 }
         );
     }
 

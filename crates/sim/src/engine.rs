@@ -898,7 +898,8 @@ impl Engine {
             job: i as JobId,
             task: iu,
             prio: self.threads[iu].key,
-            hold: gt.prior[0],
+            // The worst-case critical section l (k-FMLP): with a migration.
+            hold: gt.prior.iter().copied().max().unwrap_or(0),
             last_gpu: self.jobs[iu].last_gpu.and_then(local),
             static_gpu: local(gt.static_gpu).unwrap_or(0),
         };
