@@ -178,3 +178,29 @@ fn the_three_parsers_agree_on_the_same_events() {
     }
     assert_eq!(a.overheads, b.overheads);
 }
+
+#[test]
+fn own_record_on_this_host() {
+    // `rtgpu latency record` on a stock kernel without timerlat: our
+    // SCHED_FIFO threads wrote their wake-up latencies into the trace.
+    let t = parse_trace(&fixture("host-rtgpu-record.trace.txt")).unwrap();
+    assert_eq!(t.format, Format::Ftrace);
+    assert_eq!(t.lost_events, 0);
+    assert_eq!(t.skipped_lines, 0);
+    for c in &t.cpus {
+        assert!(
+            c.observed.rtgpu_samples > 20,
+            "CPU {}: {}",
+            c.cpu,
+            c.observed.rtgpu_samples
+        );
+        assert!(c.observed.rtgpu_max > 0);
+        assert_eq!(c.observed.timerlat_thread_samples, 0);
+    }
+    // A dropped-events line makes the report say the bounds may be low.
+    let mut text = fixture("host-rtgpu-record.trace.txt");
+    text.push_str("# rtgpu-stats cpu=1 overrun=5 commit_overrun=0 dropped=0\n");
+    let r = analyse(&parse_trace(&text).unwrap(), Options::default());
+    assert_eq!(r.lost_events, 5);
+    assert!(r.notes.iter().any(|n| n.contains("dropped 5 events")));
+}
