@@ -251,6 +251,9 @@ fn bad_traces_are_named_with_their_line() {
     assert!(err(&o).contains("no trace events found"), "{}", err(&o));
 }
 
+/// Recordings share the one tracefs: one at a time.
+static TRACEFS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn tracefs_writable() -> bool {
     std::fs::OpenOptions::new()
         .write(true)
@@ -260,6 +263,7 @@ fn tracefs_writable() -> bool {
 
 #[test]
 fn record_then_report() {
+    let _one = TRACEFS.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().expect("tempdir");
     let t = dir.path().join("r.trace");
     let o = rtgpu(&[
@@ -337,4 +341,51 @@ fn record_without_permission_says_so() {
         "{}",
         err(&o)
     );
+}
+
+#[test]
+fn ctrl_c_stops_cleanly_and_keeps_the_trace() {
+    let _one = TRACEFS.lock().unwrap_or_else(|e| e.into_inner());
+    if !tracefs_writable() {
+        eprintln!("SKIP ctrl_c_stops_cleanly_and_keeps_the_trace: tracefs not writable here");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let t = dir.path().join("c.trace");
+    let child = Command::new(env!("CARGO_BIN_EXE_rtgpu"))
+        .args([
+            "latency",
+            "record",
+            "--duration",
+            "60 s",
+            "-o",
+            t.to_str().expect("utf8"),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("rtgpu runs");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let started = std::time::Instant::now();
+    let k = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(k.success());
+    let o = child.wait_with_output().expect("rtgpu exits");
+    assert!(started.elapsed().as_secs() < 20, "stopped promptly");
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(out(&o).contains("stopped by Ctrl-C"), "{}", out(&o));
+    let text = std::fs::read_to_string(&t).expect("trace kept");
+    assert!(
+        text.contains("# rtgpu-stats cpu=0"),
+        "drained and closed properly"
+    );
+    assert!(
+        text.lines().filter(|l| !l.starts_with('#')).count() > 10,
+        "events kept"
+    );
+    // tracing is back on for others.
+    let on = std::fs::read_to_string("/sys/kernel/tracing/tracing_on").unwrap_or_default();
+    assert_eq!(on.trim(), "1");
 }

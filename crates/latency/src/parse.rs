@@ -101,6 +101,11 @@ pub fn detect_format(text: &str) -> Format {
     Format::Ftrace
 }
 
+/// Linux's largest `NR_CPUS` (x86 `MAXSMP`): CPU numbers at or above it
+/// are malformed input (found by fuzzing: `[7701101]` made the per-CPU
+/// tables huge).
+pub const MAX_CPUS: u32 = 8192;
+
 /// What one line holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Line<'a> {
@@ -149,7 +154,13 @@ pub fn parse_line(line: &str, format: Format, line_no: usize) -> Result<Line<'_>
     let cpu_text = &t[task.len() + 1..t.len() - rest.len() - 1];
     let cpu: u32 = cpu_text
         .parse()
-        .map_err(|_| err(format!("CPU number `{cpu_text}` is out of range")))?;
+        .ok()
+        .filter(|&c| c < MAX_CPUS)
+        .ok_or_else(|| {
+            err(format!(
+                "CPU number `{cpu_text}` is out of range (Linux has at most {MAX_CPUS} CPUs)"
+            ))
+        })?;
     let task = task.trim_end();
     let (comm, pid_text) = match format {
         Format::PerfScript => task
@@ -362,6 +373,14 @@ mod tests {
         let e = parse_line("  a-x [000] 1.0: ev: f", Format::Ftrace, 7).unwrap_err();
         assert_eq!(e.line, 7);
         assert!(e.message.contains("comm-pid"), "{e}");
+        let e = parse_line(
+            "  a-2 [7701101]  5380.004844: sched_switch: x",
+            Format::TraceCmd,
+            4,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("out of range"), "{e}");
+        assert!(parse_line("  a-2 [8191] 1.0: x: y", Format::TraceCmd, 4).is_ok());
         let e = parse_line("  a-1 [000] d... 1.0x: ev: f", Format::Ftrace, 3).unwrap_err();
         assert!(e.message.contains("timestamp"), "{e}");
         assert_eq!(parse_line("cpus=2", Format::TraceCmd, 1), Ok(Line::Other));

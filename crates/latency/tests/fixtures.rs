@@ -204,3 +204,19 @@ fn own_record_on_this_host() {
     assert_eq!(r.lost_events, 5);
     assert!(r.notes.iter().any(|n| n.contains("dropped 5 events")));
 }
+
+#[test]
+fn fuzz_findings_stay_fixed() {
+    // cargo-fuzz (parse_trace_cmd, parse_ftrace): a CPU number of 7701101
+    // made the per-CPU tables allocate gigabytes. Now a clear error.
+    let p = format!(
+        "{}/tests/fixtures/fuzz-huge-cpu-number.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
+    let e = rtgpu_latency::trace::parse_trace_as(&text, Format::TraceCmd).unwrap_err();
+    assert!(
+        e.message.contains("CPU number `7701101` is out of range"),
+        "{e}"
+    );
+}
