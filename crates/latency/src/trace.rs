@@ -294,6 +294,31 @@ fn max_opt(slot: &mut Option<u64>, v: u64) {
     }
 }
 
+/// The index of the source `key` names in `sources`, added (as `kind`,
+/// named by `name()`) on first sight.
+fn source_index<Q, K>(
+    index: &mut HashMap<K, usize>,
+    sources: &mut Vec<Source>,
+    key: &Q,
+    kind: SourceKind,
+    name: impl FnOnce() -> String,
+) -> usize
+where
+    K: std::borrow::Borrow<Q> + std::hash::Hash + Eq,
+    Q: ToOwned<Owned = K> + std::hash::Hash + Eq + ?Sized,
+{
+    if let Some(&i) = index.get(key) {
+        return i;
+    }
+    sources.push(Source {
+        kind,
+        name: name(),
+        occurrences: Vec::new(),
+    });
+    index.insert(key.to_owned(), sources.len() - 1);
+    sources.len() - 1
+}
+
 fn symbol(s: &str) -> &str {
     // `__schedule+0x3a/0x7b0` -> `__schedule`
     s.split(['+', ' ']).next().unwrap_or(s)
@@ -393,19 +418,13 @@ impl Builder {
                 let irq = num("irq")? as u32;
                 let name = field(e.fields, "name").unwrap_or("");
                 let c = self.cpu(e.cpu);
-                let idx = match c.irq_idx.get(&irq) {
-                    Some(&i) => i,
-                    None => {
-                        let i = c.sources.len();
-                        c.sources.push(Source {
-                            kind: SourceKind::Irq,
-                            name: format!("irq {irq} {name}"),
-                            occurrences: Vec::new(),
-                        });
-                        c.irq_idx.insert(irq, i);
-                        i
-                    }
-                };
+                let idx = source_index(
+                    &mut c.irq_idx,
+                    &mut c.sources,
+                    &irq,
+                    SourceKind::Irq,
+                    || format!("irq {irq} {name}"),
+                );
                 c.open(Key::Irq(irq), idx, e.ts, task);
             }
             "irq_handler_exit" => {
@@ -424,34 +443,23 @@ impl Builder {
                 let threaded = !after_irq_exit;
                 let c = self.cpu(e.cpu);
                 if threaded {
-                    let idx = match c.threaded_idx.get(&vec) {
-                        Some(&i) => i,
-                        None => {
-                            c.threaded_sources.push(Source {
-                                kind: SourceKind::Softirq,
-                                name: format!("softirq {action}"),
-                                occurrences: Vec::new(),
-                            });
-                            c.threaded_idx.insert(vec, c.threaded_sources.len() - 1);
-                            c.threaded_sources.len() - 1
-                        }
-                    };
+                    let idx = source_index(
+                        &mut c.threaded_idx,
+                        &mut c.threaded_sources,
+                        &vec,
+                        SourceKind::Softirq,
+                        || format!("softirq {action}"),
+                    );
                     c.threaded_open.insert(vec, (idx, e.ts));
                     return Ok(());
                 }
-                let idx = match c.softirq_idx.get(&vec) {
-                    Some(&i) => i,
-                    None => {
-                        let i = c.sources.len();
-                        c.sources.push(Source {
-                            kind: SourceKind::Softirq,
-                            name: format!("softirq {action}"),
-                            occurrences: Vec::new(),
-                        });
-                        c.softirq_idx.insert(vec, i);
-                        i
-                    }
-                };
+                let idx = source_index(
+                    &mut c.softirq_idx,
+                    &mut c.sources,
+                    &vec,
+                    SourceKind::Softirq,
+                    || format!("softirq {action}"),
+                );
                 c.open(Key::Softirq(vec), idx, e.ts, task);
             }
             "softirq_exit" => {
@@ -600,18 +608,9 @@ impl Builder {
                     ),
                 };
                 let c = self.cpu(e.cpu);
-                let idx = match c.osnoise_idx.get(what) {
-                    Some(&i) => i,
-                    None => {
-                        c.osnoise.push(Source {
-                            kind,
-                            name: format!("{} {what}", e.name.trim_end_matches("_noise")),
-                            occurrences: Vec::new(),
-                        });
-                        c.osnoise_idx.insert(what.to_string(), c.osnoise.len() - 1);
-                        c.osnoise.len() - 1
-                    }
-                };
+                let idx = source_index(&mut c.osnoise_idx, &mut c.osnoise, what, kind, || {
+                    format!("{} {what}", e.name.trim_end_matches("_noise"))
+                });
                 c.osnoise[idx].occurrences.push(Occurrence {
                     start: e.ts.saturating_sub(dur),
                     duration: dur,
@@ -638,19 +637,13 @@ impl Builder {
                 if let Some(vector) = name.strip_suffix("_entry") {
                     if field(e.fields, "vector").is_some() {
                         let c = self.cpu(e.cpu);
-                        let idx = match c.vec_idx.get(vector) {
-                            Some(&i) => i,
-                            None => {
-                                let i = c.sources.len();
-                                c.sources.push(Source {
-                                    kind: SourceKind::Vector,
-                                    name: format!("vector {vector}"),
-                                    occurrences: Vec::new(),
-                                });
-                                c.vec_idx.insert(vector.to_string(), i);
-                                i
-                            }
-                        };
+                        let idx = source_index(
+                            &mut c.vec_idx,
+                            &mut c.sources,
+                            vector,
+                            SourceKind::Vector,
+                            || format!("vector {vector}"),
+                        );
                         if vector == "reschedule" {
                             if let Some(w) = c.pending_wakeup.take() {
                                 let d = e.ts.saturating_sub(w);
