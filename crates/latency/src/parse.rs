@@ -168,6 +168,8 @@ pub fn parse_line(line: &str, format: Format, line_no: usize) -> Result<Line<'_>
             .map_or(("", task), |(c, p)| (c.trim_end(), p)),
         _ => task.rsplit_once('-').unwrap_or(("", task)),
     };
+    // perf script prints `pid/tid` with some field sets.
+    let pid_text = pid_text.split('/').next().unwrap_or(pid_text);
     let pid: i64 = pid_text.parse().map_err(|_| {
         err(format!(
             "expected a task `comm-pid` or `comm pid` before the CPU, found `{task}`"
@@ -339,6 +341,18 @@ mod tests {
         assert_eq!(
             (e.comm, e.pid, e.cpu, e.ts, e.name),
             ("swapper", 0, 0, 5_373_695_090_000, "irq_handler_entry")
+        );
+    }
+
+    #[test]
+    fn perf_pid_tid() {
+        let e = ev(
+            "  cyclictest  4242/4243 [001]  10.000001: irq:softirq_entry: vec=1 [action=TIMER]",
+            Format::PerfScript,
+        );
+        assert_eq!(
+            (e.comm, e.pid, e.name),
+            ("cyclictest", 4242, "softirq_entry")
         );
     }
 
