@@ -365,12 +365,12 @@ impl Builder {
                 .next()
                 .and_then(|n| n.parse::<u64>().ok())
             {
-                self.lost += n;
+                self.lost = self.lost.saturating_add(n);
             }
         } else if let Some(rest) = t.strip_prefix("# rtgpu-stats ") {
             for key in ["overrun", "commit_overrun", "dropped"] {
                 if let Some(n) = field(rest, key).and_then(|n| n.parse::<u64>().ok()) {
-                    self.lost += n;
+                    self.lost = self.lost.saturating_add(n);
                 }
             }
         } else if !t.is_empty()
@@ -500,9 +500,9 @@ impl Builder {
                 // Several handlers of one NMI print one event each: merge
                 // the ones that follow each other within 1 us.
                 let idx = match c.last_nmi_end {
-                    Some((i, end)) if start <= end + 1_000 => {
+                    Some((i, end)) if start <= end.saturating_add(1_000) => {
                         if let Some(o) = c.sources[i].occurrences.last_mut() {
-                            o.duration += delta;
+                            o.duration = o.duration.saturating_add(delta);
                         }
                         i
                     }
@@ -528,9 +528,9 @@ impl Builder {
                 };
                 c.last_nmi_end = Some((idx, e.ts));
                 if let Some(top) = c.stack.last_mut() {
-                    top.nested += delta;
+                    top.nested = top.nested.saturating_add(delta);
                 }
-                c.interference += delta;
+                c.interference = c.interference.saturating_add(delta);
             }
             "sched_switch" => {
                 // The target ran the woken task without an IPI (it was
@@ -767,11 +767,11 @@ impl Cpu {
         let elapsed = ts.saturating_sub(o.start);
         let duration = elapsed.saturating_sub(o.nested);
         if let Some(parent) = self.stack.last_mut() {
-            parent.nested += elapsed;
+            parent.nested = parent.nested.saturating_add(elapsed);
         } else {
             // Only the outermost occurrence adds to the CPU's total, which
             // then counts every nested one exactly once.
-            self.interference += elapsed;
+            self.interference = self.interference.saturating_add(elapsed);
         }
         if let Some(s) = self.sources.get_mut(o.source) {
             s.occurrences.push(Occurrence {
