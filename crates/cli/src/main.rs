@@ -3,10 +3,23 @@
 //! - `rtgpu analyze FILE [--json] [--plan OUT]`: schedulability analysis of a
 //!   workload file. Exit status 0 schedulable, 1 not schedulable, 2 invalid
 //!   input (or a workload this version cannot analyse), so it can gate CI.
+//! - `rtgpu simulate FILE [--duration D] [--seed N] [--json] [--csv OUT]
+//!   [--trace OUT.json] [--svg OUT.svg] [--scenario AEDG,2MB]`: the workload
+//!   in virtual time (crates/sim); exit status 0 when no deadline is missed.
 //! - `rtgpu schema`: the JSON Schema of the workload file, for editors.
+//! - `rtgpu run FILE [--duration D]`: the workload on real threads (CPU work
+//!   so far), measured response times beside the analysed bounds.
+//! - `rtgpu gpu [--backend auto|cuda|emulated] [--check]`: the GPUs and
+//!   real-time privileges the runtime would use, and a measured self-test.
+//! - `rtgpu experiment STUDY [--scheduler ADDR] [--workers N]`: a
+//!   schedulability study on Dask (delegates to `python -m rtgpu.experiment`).
 
+mod experiment;
+mod gpu;
 mod latency;
 mod render;
+mod run;
+mod simulate;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -48,11 +61,88 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         overheads: Option<PathBuf>,
     },
+    /// Run the workload in virtual time with the policy core and report
+    /// per-task response times, misses, blocking, priority inversions and
+    /// engine utilization.
+    ///
+    /// Exit status: 0 no deadline missed, 1 some missed, 2 invalid input.
+    Simulate(simulate::SimulateArgs),
     /// Measure and bound the scheduling latency (seed 002, rtsl).
     #[command(subcommand)]
     Latency(latency::LatencyCommand),
     /// Print the JSON Schema of the workload file format.
     Schema,
+    /// Run the workload for real (CPU work so far): periodic jobs on real
+    /// threads with the plan's cores and priorities.
+    ///
+    /// Exit status: 0 every deadline met, 1 some missed, 2 invalid input or
+    /// not runnable by this version.
+    Run {
+        /// Workload file (TOML).
+        file: PathBuf,
+        /// How long to release jobs for.
+        #[arg(long, default_value = "2 s")]
+        duration: String,
+        /// Print the run as JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Write every job as CSV.
+        #[arg(long, value_name = "OUT")]
+        csv: Option<PathBuf>,
+        /// Write a Chrome/Perfetto trace (one track per CPU).
+        #[arg(long, value_name = "OUT")]
+        trace: Option<PathBuf>,
+        /// Run at ordinary priorities even where SCHED_FIFO is allowed.
+        #[arg(long)]
+        no_realtime: bool,
+        /// GPU backend for GPU-using tasks.
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: gpu::BackendChoice,
+    },
+    /// Show the GPUs, real-time privileges and NVIDIA interrupt threads the
+    /// runtime would use, and optionally measure the GPU backend.
+    Gpu {
+        /// Backend to examine.
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: gpu::BackendChoice,
+        /// Emulate this workload file's GPUs (emulated backend only).
+        #[arg(long, value_name = "FILE")]
+        workload: Option<PathBuf>,
+        /// Run the measured self-test (kernel timing, copy bandwidth,
+        /// chunking, engine overlap).
+        #[arg(long)]
+        check: bool,
+        /// Smaller sizes for a fast self-test.
+        #[arg(long)]
+        quick: bool,
+    },
+    /// Run a schedulability study (TOML) on Dask: a local cluster by
+    /// default, or any scheduler. Results are appended as points finish; an
+    /// interrupted study resumes where it stopped. Guide:
+    /// docs/guide/experiment.md.
+    Experiment {
+        /// Study file (TOML).
+        study: PathBuf,
+        /// Dask scheduler address (e.g. tcp://host:8786); default: a local
+        /// cluster of worker processes.
+        #[arg(long, value_name = "ADDR")]
+        scheduler: Option<String>,
+        /// Local worker processes (default: one per CPU).
+        #[arg(long, value_name = "N", conflicts_with = "scheduler", value_parser = clap::value_parser!(u32).range(1..))]
+        workers: Option<u32>,
+        /// Output directory (default: the study's `output`).
+        #[arg(long, value_name = "DIR")]
+        output: Option<PathBuf>,
+        /// Discard earlier results of this study and start over.
+        #[arg(long)]
+        fresh: bool,
+        /// Do not draw the figures.
+        #[arg(long)]
+        no_plots: bool,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
 }
 
 const EXIT_SCHEDULABLE: u8 = 0;
@@ -60,6 +150,11 @@ const EXIT_NOT_SCHEDULABLE: u8 = 1;
 const EXIT_INVALID: u8 = 2;
 
 fn main() -> ExitCode {
+    // Die quietly on a closed pipe (`rtgpu analyze ... | head`) like other
+    // Unix tools, instead of panicking on the next print.
+    // SAFETY: restoring the default disposition of SIGPIPE at start-up,
+    // before any thread exists.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
     match cli.command {
         Command::Schema => {
@@ -73,6 +168,47 @@ fn main() -> ExitCode {
             overheads,
         } => run_analyze(&file, json, plan.as_deref(), overheads.as_deref()),
         Command::Latency(cmd) => latency::run(cmd),
+        Command::Simulate(args) => simulate::run(&args),
+        Command::Run {
+            file,
+            duration,
+            json,
+            csv,
+            trace,
+            no_realtime,
+            backend,
+        } => run::run(&run::Options {
+            file: &file,
+            duration: &duration,
+            json,
+            csv: csv.as_deref(),
+            trace: trace.as_deref(),
+            realtime: !no_realtime,
+            backend,
+        }),
+        Command::Gpu {
+            backend,
+            workload,
+            check,
+            quick,
+        } => gpu::run(backend, workload.as_deref(), quick, check),
+        Command::Experiment {
+            study,
+            scheduler,
+            workers,
+            output,
+            fresh,
+            no_plots,
+            quiet,
+        } => experiment::run(&experiment::Options {
+            study: &study,
+            scheduler: scheduler.as_deref(),
+            workers,
+            output: output.as_deref(),
+            fresh,
+            no_plots,
+            quiet,
+        }),
     }
 }
 

@@ -1,0 +1,265 @@
+//! `rtgpu run`: the workload for real (CPU work so far), with measured
+//! response times beside the analysed bounds (docs/guide/run.md).
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+use rtgpu_runtime::run::{self, RunConfig, RunOutcome};
+
+use crate::render::duration;
+
+pub struct Options<'a> {
+    pub file: &'a Path,
+    pub duration: &'a str,
+    pub json: bool,
+    pub csv: Option<&'a Path>,
+    pub trace: Option<&'a Path>,
+    pub realtime: bool,
+    pub backend: crate::gpu::BackendChoice,
+}
+
+pub fn run(o: &Options) -> ExitCode {
+    let workload = match rtgpu_model::load_workload(o.file) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let dur = match rtgpu_model::units::parse_duration(o.duration) {
+        Ok(0) | Err(_) => {
+            eprintln!(
+                "rtgpu: --duration {:?}: expected a positive duration like \"2 s\" or \"500 ms\"",
+                o.duration
+            );
+            return ExitCode::from(2);
+        }
+        Ok(d) => d,
+    };
+    let (report, plan) = rtgpu_analysis::workload::analyze(&workload);
+    // No backend to open when there is no plan to run (run() says why).
+    let runnable = plan.tasks.len() == workload.tasks.len();
+    let backend = if runnable && workload.tasks.iter().any(|t| t.uses_gpu()) {
+        match crate::gpu::open_backend(o.backend, &workload.platform) {
+            Ok(b) => Some(b),
+            Err(code) => return code,
+        }
+    } else {
+        None
+    };
+    let outcome = match run::run(
+        &workload,
+        &report,
+        &plan,
+        &RunConfig {
+            duration: dur,
+            realtime: o.realtime,
+            backend,
+        },
+    ) {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("rtgpu: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if o.json {
+        match serde_json::to_string_pretty(&outcome) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("rtgpu: cannot encode the run as JSON: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        print!("{}", text(&workload.name, &outcome, dur));
+    }
+    for (path, body, what) in [
+        (o.csv, o.csv.map(|_| csv(&workload, &outcome)), "jobs (CSV)"),
+        (
+            o.trace,
+            o.trace.map(|_| trace(&workload, &outcome)),
+            "trace",
+        ),
+    ] {
+        if let (Some(path), Some(body)) = (path, body) {
+            if let Err(e) = write_atomic(path, &body) {
+                eprintln!("rtgpu: cannot write the {what} to {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+            if !o.json {
+                println!("{what} written to {}", path.display());
+            }
+        }
+    }
+    let misses: usize = outcome.tasks.iter().map(|t| t.deadline_misses).sum();
+    ExitCode::from(if misses == 0 { 0 } else { 1 })
+}
+
+fn text(name: &str, out: &RunOutcome, dur: u64) -> String {
+    let mut s = String::new();
+    for w in &out.warnings {
+        let _ = writeln!(s, "WARNING: {w}");
+    }
+    let _ = writeln!(
+        s,
+        "run        {name}: {} of releases, {} job(s)",
+        duration(dur),
+        out.jobs.len()
+    );
+    let _ = writeln!(s, "policy     {}", out.policy);
+    if let Some(b) = &out.backend {
+        let _ = writeln!(
+            s,
+            "GPUs       {b} backend, {} token/lock hand-off(s) recorded",
+            out.handoffs.len()
+        );
+    }
+    let _ = writeln!(s, "cores      plan core -> CPU: {:?}\n", out.core_map);
+    let _ = writeln!(
+        s,
+        "{:<20} {:>5} {:>6} {:>11} {:>11} {:>8} {:>11}  measured vs analysed",
+        "task", "jobs", "misses", "mean R", "max R", "max R/T", "R bound"
+    );
+    for t in &out.tasks {
+        let cmp = match t.analysed_bound {
+            Some(b) if t.max_response_time <= b => "within the bound".to_string(),
+            Some(b) => format!("{} over the bound", duration(t.max_response_time - b)),
+            None => "no bound".to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "{:<20} {:>5} {:>6} {:>11} {:>11} {:>7.1}% {:>11}  {}",
+            t.name,
+            t.jobs,
+            t.deadline_misses,
+            duration(t.mean_response_time),
+            duration(t.max_response_time),
+            100.0 * t.max_response_time as f64 / t.period.max(1) as f64,
+            t.analysed_bound.map(duration).unwrap_or_else(|| "-".into()),
+            cmp
+        );
+        if let Some(wait) = t.max_token_wait {
+            let _ = writeln!(
+                s,
+                "  GPU: longest wait for a token {}, {} state migration(s)",
+                duration(wait),
+                t.migrations
+            );
+        }
+        if t.pieces_off_core > 0 {
+            let _ = writeln!(
+                s,
+                "  {} piece(s) ran off their planned core",
+                t.pieces_off_core
+            );
+        }
+    }
+    let misses: usize = out.tasks.iter().map(|t| t.deadline_misses).sum();
+    let _ = writeln!(
+        s,
+        "\n{}",
+        if misses == 0 {
+            "every job met its deadline".to_string()
+        } else {
+            format!("{misses} deadline miss(es)")
+        }
+    );
+    s
+}
+
+fn csv(w: &rtgpu_model::Workload, out: &RunOutcome) -> String {
+    let mut s =
+        String::from("task,job,release_ns,start_ns,finish_ns,response_ns,deadline_miss,cpus\n");
+    for j in &out.jobs {
+        let cpus: Vec<String> = j
+            .pieces
+            .iter()
+            .map(|p| p.cpu_at_start.map_or("?".into(), |c| c.to_string()))
+            .collect();
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{},{}",
+            csv_field(&w.tasks[j.task].name),
+            j.job,
+            j.release,
+            j.start,
+            j.finish,
+            j.response_time,
+            j.deadline_miss,
+            cpus.join(" ")
+        );
+    }
+    s
+}
+
+fn csv_field(v: &str) -> String {
+    if v.contains([',', '"', '\n']) {
+        format!("\"{}\"", v.replace('"', "\"\""))
+    } else {
+        v.to_string()
+    }
+}
+
+/// Chrome trace-event JSON (opens in ui.perfetto.dev): one track per CPU,
+/// one slice per piece of a job.
+fn trace(w: &rtgpu_model::Workload, out: &RunOutcome) -> String {
+    let mut events = Vec::new();
+    for j in &out.jobs {
+        for p in &j.pieces {
+            events.push(serde_json::json!({
+                "name": format!("{}#{}", w.tasks[j.task].name, j.job),
+                "ph": "X",
+                "pid": 1,
+                "tid": p.cpu_at_start.unwrap_or(usize::MAX),
+                "ts": p.start as f64 / 1e3,
+                "dur": (p.end - p.start) as f64 / 1e3,
+                "args": { "release_ns": j.release, "deadline_miss": j.deadline_miss },
+            }));
+        }
+    }
+    // One track per GPU: each job's token hold.
+    const GPU_TRACK: usize = 1_000;
+    let mut gpus = std::collections::BTreeSet::new();
+    for j in &out.jobs {
+        if let (Some(g), Some(last)) = (j.gpu, j.pieces.last()) {
+            gpus.insert(g.gpu);
+            let start = last.end + g.token_wait;
+            events.push(serde_json::json!({
+                "name": format!("{}#{}", w.tasks[j.task].name, j.job),
+                "ph": "X",
+                "pid": 1,
+                "tid": GPU_TRACK + g.gpu,
+                "ts": start as f64 / 1e3,
+                "dur": g.token_hold as f64 / 1e3,
+                "args": { "token_wait_ns": g.token_wait, "migrated": g.migrated },
+            }));
+        }
+    }
+    for g in gpus {
+        events.push(serde_json::json!({
+            "name": "thread_name", "ph": "M", "pid": 1, "tid": GPU_TRACK + g,
+            "args": { "name": format!("GPU {g} (token held)") },
+        }));
+    }
+    let cpus: std::collections::BTreeSet<usize> = out
+        .jobs
+        .iter()
+        .flat_map(|j| j.pieces.iter().filter_map(|p| p.cpu_at_start))
+        .collect();
+    for cpu in cpus {
+        events.push(serde_json::json!({
+            "name": "thread_name", "ph": "M", "pid": 1, "tid": cpu,
+            "args": { "name": format!("CPU {cpu}") },
+        }));
+    }
+    serde_json::json!({ "traceEvents": events, "displayTimeUnit": "ms" }).to_string()
+}
+
+fn write_atomic(path: &Path, body: &str) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, body)?;
+    std::fs::rename(&tmp, path)
+}

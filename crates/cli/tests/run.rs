@@ -1,0 +1,90 @@
+//! `rtgpu run` end to end: real threads on a small CPU-only workload, the
+//! CSV and trace files, and clear refusals.
+
+use std::process::{Command, Output};
+
+fn rtgpu(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rtgpu"))
+        .args(args)
+        .output()
+        .expect("the rtgpu binary runs")
+}
+
+fn example(name: &str) -> String {
+    format!("{}/../../examples/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+const LIGHT: &str = r#"
+[platform]
+cores = 1
+[policy]
+cpu_scheduler = "P-FP"
+[[task]]
+name = "ctl"
+wcet = "500 us"
+period = "10 ms"
+[[task]]
+name = "log, slow"
+wcet = "1 ms"
+period = "50 ms"
+"#;
+
+#[test]
+fn a_light_workload_runs_and_writes_its_jobs_and_trace() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("light.toml");
+    std::fs::write(&file, LIGHT).expect("write");
+    let csv = dir.path().join("jobs.csv");
+    let trace = dir.path().join("trace.json");
+    let o = rtgpu(&[
+        "run",
+        file.to_str().expect("utf-8 path"),
+        "--duration",
+        "200 ms",
+        "--no-realtime",
+        "--csv",
+        csv.to_str().expect("utf-8"),
+        "--trace",
+        trace.to_str().expect("utf-8"),
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    // Exit 0 or 1 (a loaded test machine may make a job late); never 2.
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{out}");
+    assert!(
+        out.contains("policy     SCHED_OTHER (ordinary priorities)"),
+        "{out}"
+    );
+    assert!(out.contains("ctl"), "{out}");
+    let jobs = std::fs::read_to_string(&csv).expect("csv written");
+    // 20 releases of ctl and 4 of the slow logger, plus the header.
+    assert_eq!(jobs.lines().count(), 1 + 20 + 4, "{jobs}");
+    assert!(jobs.contains("\"log, slow\",0,0,"), "{jobs}");
+    let t: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).expect("trace written"))
+            .expect("trace is JSON");
+    let events = t["traceEvents"].as_array().expect("events");
+    assert_eq!(
+        events.iter().filter(|e| e["ph"] == "X").count(),
+        24,
+        "one slice per job piece"
+    );
+}
+
+#[test]
+fn unrunnable_workloads_and_bad_durations_are_refused_clearly() {
+    // Seed 004's tracker runs under C-EDF, which `rtgpu run` does not run yet.
+    let o = rtgpu(&[
+        "run",
+        &example("feature-tracking.toml"),
+        "--duration",
+        "100 ms",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cannot run feature-tracking"), "{err}");
+
+    let o = rtgpu(&["run", &example("quickstart.toml"), "--duration", "soon"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--duration \"soon\""), "{err}");
+}

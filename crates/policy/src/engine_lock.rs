@@ -1,0 +1,349 @@
+//! GPUSync engine locks (seed 004 §4.2-4.4).
+//!
+//! One FIFO mutex per engine: the execution engine, the inbound (copy-in)
+//! and the outbound (copy-out) copy engine. "For a machine ... which has
+//! *one* copy engine per GPU ... the inbound and outbound locks are one in
+//! the same": [`EngineLocks::lock_id`] maps both directions to one lock
+//! then.
+//!
+//! A request names one lock, or two for a GPU-to-GPU migration (outbound of
+//! the source, inbound of the destination). Two locks in one request are a
+//! *dynamic group lock* (DGL): the request is enqueued atomically in both
+//! FIFO queues and is satisfied when it is at the head of both (seed 004
+//! §4.3). Nested requests are two single requests issued in
+//! [`nested_order`] (a fixed partial order, to avoid deadlock), the second
+//! while holding the first.
+//!
+//! Chunked copies ([`chunks`]) release and re-acquire the copy lock per
+//! chunk (seed 004 §4.4); the host issues one request per chunk.
+//!
+//! The head of a lock's queue *holds* it only when its request is
+//! satisfied; an unsatisfied DGL head reserves the lock (that is the
+//! transitive blocking of seed 004 App., Lemma 3).
+
+use std::collections::VecDeque;
+
+use crate::{JobId, Prio};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Engine {
+    Exec,
+    CopyIn,
+    CopyOut,
+}
+
+pub type LockId = usize;
+pub type ReqId = usize;
+
+/// A request that became satisfied on a release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LockGrant {
+    pub req: ReqId,
+    pub job: JobId,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    job: JobId,
+    prio: Prio,
+    locks: [LockId; 2],
+    n: u8,
+    live: bool,
+}
+
+impl Slot {
+    fn locks(&self) -> &[LockId] {
+        &self.locks[..self.n as usize]
+    }
+}
+
+/// All engine locks of a set of GPUs.
+#[derive(Debug, Clone)]
+pub struct EngineLocks {
+    copy_engines: Vec<u8>,
+    queues: Vec<VecDeque<ReqId>>,
+    slots: Vec<Slot>,
+    free: Vec<ReqId>,
+}
+
+impl EngineLocks {
+    /// `copy_engines[g]` is 1 or 2 for GPU g.
+    pub fn new(copy_engines: &[u8]) -> EngineLocks {
+        EngineLocks {
+            copy_engines: copy_engines.to_vec(),
+            queues: vec![VecDeque::new(); copy_engines.len() * 3],
+            slots: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
+    pub fn lock_count(&self) -> usize {
+        self.queues.len()
+    }
+
+    /// The lock guarding `engine` of `gpu`.
+    pub fn lock_id(&self, gpu: usize, engine: Engine) -> LockId {
+        let two = self.copy_engines.get(gpu).copied().unwrap_or(1) >= 2;
+        gpu * 3
+            + match engine {
+                Engine::Exec => 0,
+                Engine::CopyIn => 1,
+                Engine::CopyOut if two => 2,
+                Engine::CopyOut => 1,
+            }
+    }
+
+    fn satisfied(&self, req: ReqId) -> bool {
+        let s = &self.slots[req];
+        s.live
+            && s.locks()
+                .iter()
+                .all(|&l| self.queues[l].front() == Some(&req))
+    }
+
+    /// Enqueue `job` for `locks` (one lock, or two as a DGL; a repeated id
+    /// counts once). Returns the request handle and whether it is satisfied
+    /// at once.
+    ///
+    /// # Panics
+    /// If `locks` is empty, longer than 2 or names a lock out of range
+    /// (host bugs, not input errors).
+    pub fn request(&mut self, job: JobId, prio: Prio, locks: &[LockId]) -> (ReqId, bool) {
+        assert!(
+            (1..=2).contains(&locks.len()),
+            "an engine request names one lock or a DGL of two"
+        );
+        let mut ids = [locks[0], locks[0]];
+        let mut n = 1u8;
+        if locks.len() == 2 && locks[1] != locks[0] {
+            ids[1] = locks[1];
+            n = 2;
+        }
+        let slot = Slot {
+            job,
+            prio,
+            locks: ids,
+            n,
+            live: true,
+        };
+        let req = match self.free.pop() {
+            Some(r) => {
+                self.slots[r] = slot;
+                r
+            }
+            None => {
+                self.slots.push(slot);
+                self.slots.len() - 1
+            }
+        };
+        for &l in &ids[..n as usize] {
+            self.queues[l].push_back(req);
+        }
+        (req, self.satisfied(req))
+    }
+
+    /// Release (or abandon) request `req`; requests that became satisfied
+    /// are appended to `granted` in lock order.
+    pub fn release(&mut self, req: ReqId, granted: &mut Vec<LockGrant>) {
+        let Some(s) = self.slots.get(req).copied().filter(|s| s.live) else {
+            return;
+        };
+        // Heads already satisfied before this release are not new grants.
+        let before: [Option<ReqId>; 2] = [0, 1].map(|i| {
+            s.locks()
+                .get(i)
+                .and_then(|&l| self.queues[l].front().copied())
+                .filter(|&h| h != req && self.satisfied(h))
+        });
+        for &l in s.locks() {
+            let q = &mut self.queues[l];
+            if q.front() == Some(&req) {
+                q.pop_front();
+            } else if let Some(i) = q.iter().position(|&r| r == req) {
+                q.remove(i);
+            }
+        }
+        self.slots[req].live = false;
+        self.free.push(req);
+        for &l in s.locks() {
+            if let Some(&head) = self.queues[l].front() {
+                if self.satisfied(head)
+                    && !before.contains(&Some(head))
+                    && !granted.iter().any(|g| g.req == head)
+                {
+                    granted.push(LockGrant {
+                        req: head,
+                        job: self.slots[head].job,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The job holding `lock` (its request satisfied), if any.
+    pub fn holder(&self, lock: LockId) -> Option<JobId> {
+        let &head = self.queues.get(lock)?.front()?;
+        self.satisfied(head).then(|| self.slots[head].job)
+    }
+
+    /// Requests queued on `lock` that do not hold it: (job, priority).
+    pub fn waiters(&self, lock: LockId) -> impl Iterator<Item = (JobId, Prio)> + '_ {
+        self.queues
+            .get(lock)
+            .into_iter()
+            .flat_map(|q| q.iter())
+            .filter(move |&&r| !self.satisfied(r))
+            .map(move |&r| (self.slots[r].job, self.slots[r].prio))
+    }
+
+    /// Locks `job` holds.
+    pub fn held_by(&self, job: JobId) -> impl Iterator<Item = LockId> + '_ {
+        (0..self.queues.len()).filter(move |&l| self.holder(l) == Some(job))
+    }
+
+    pub fn queue_len(&self, lock: LockId) -> usize {
+        self.queues.get(lock).map_or(0, |q| q.len())
+    }
+}
+
+/// The fixed order of nested requests for a peer copy (seed 004 §4.3:
+/// "requests must also be issued according to a specified partial order to
+/// avoid deadlock"): ascending lock id.
+pub fn nested_order(a: LockId, b: LockId) -> [LockId; 2] {
+    [a.min(b), a.max(b)]
+}
+
+/// Chunk sizes of a copy of `bytes` with chunk size `chunk` (None or 0:
+/// one chunk). An empty copy has no chunks.
+pub fn chunks(bytes: u64, chunk: Option<u64>) -> impl Iterator<Item = u64> {
+    let c = chunk.filter(|&c| c > 0).unwrap_or(bytes.max(1));
+    let n = bytes.div_ceil(c);
+    (0..n).map(move |i| c.min(bytes - i * c))
+}
+
+/// Transfer time of `bytes` at `bandwidth` bytes/s, rounded up to whole
+/// nanoseconds (never optimistic).
+pub fn copy_time(bytes: u64, bandwidth: u64) -> crate::Time {
+    if bytes == 0 {
+        return 0;
+    }
+    let bw = bandwidth.max(1) as u128;
+    ((bytes as u128 * 1_000_000_000).div_ceil(bw)).min(u64::MAX as u128) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_copy_engine_shares_the_copy_lock() {
+        let l = EngineLocks::new(&[1, 2]);
+        assert_eq!(l.lock_id(0, Engine::CopyIn), l.lock_id(0, Engine::CopyOut));
+        assert_ne!(l.lock_id(1, Engine::CopyIn), l.lock_id(1, Engine::CopyOut));
+        assert_ne!(l.lock_id(0, Engine::Exec), l.lock_id(0, Engine::CopyIn));
+        assert_eq!(l.lock_count(), 6);
+    }
+
+    #[test]
+    fn fifo_order_not_priority() {
+        let mut l = EngineLocks::new(&[1]);
+        let e = l.lock_id(0, Engine::Exec);
+        let (r1, g1) = l.request(1, 50, &[e]);
+        let (_r2, g2) = l.request(2, 40, &[e]);
+        let (_r3, g3) = l.request(3, 1, &[e]);
+        assert!(g1 && !g2 && !g3);
+        assert_eq!(l.holder(e), Some(1));
+        let w: Vec<_> = l.waiters(e).collect();
+        assert_eq!(w, vec![(2, 40), (3, 1)]);
+        let mut out = Vec::new();
+        l.release(r1, &mut out);
+        assert_eq!(out, vec![LockGrant { req: _r2, job: 2 }]);
+        assert_eq!(l.holder(e), Some(2));
+    }
+
+    #[test]
+    fn dgl_is_atomic_and_blocks_transitively() {
+        let mut l = EngineLocks::new(&[1, 1, 1]);
+        let (a, b, cc) = (
+            l.lock_id(0, Engine::CopyIn),
+            l.lock_id(1, Engine::CopyIn),
+            l.lock_id(2, Engine::CopyIn),
+        );
+        // Job 1 holds copy lock of GPU 2.
+        let (r1, _) = l.request(1, 5, &[cc]);
+        // Job 2 wants GPUs 1 and 2 atomically: waits, but reserves GPU 1.
+        let (r2, g2) = l.request(2, 5, &[b, cc]);
+        assert!(!g2);
+        assert_eq!(
+            l.holder(b),
+            None,
+            "a DGL head does not hold before satisfied"
+        );
+        // Job 3 wants GPUs 0 and 1: GPU 0 free, but blocked transitively
+        // behind job 2 on GPU 1.
+        let (r3, g3) = l.request(3, 5, &[a, b]);
+        assert!(!g3);
+        let mut out = Vec::new();
+        l.release(r1, &mut out);
+        assert_eq!(out, vec![LockGrant { req: r2, job: 2 }]);
+        assert_eq!(l.holder(b), Some(2));
+        assert_eq!(l.holder(cc), Some(2));
+        assert_eq!(l.held_by(2).collect::<Vec<_>>(), vec![b, cc]);
+        out.clear();
+        l.release(r2, &mut out);
+        assert_eq!(out, vec![LockGrant { req: r3, job: 3 }]);
+    }
+
+    #[test]
+    fn nested_requests_can_wait_twice() {
+        let mut l = EngineLocks::new(&[1, 1]);
+        let (a, b) = (l.lock_id(0, Engine::CopyOut), l.lock_id(1, Engine::CopyIn));
+        let [first, second] = nested_order(b, a);
+        assert_eq!((first, second), (a, b));
+        let (x, _) = l.request(9, 1, &[second]); // someone holds the second
+        let (r1, g1) = l.request(1, 1, &[first]);
+        assert!(g1);
+        let (_r2, g2) = l.request(1, 1, &[second]);
+        assert!(!g2);
+        assert_eq!(l.holder(first), Some(1));
+        let mut out = Vec::new();
+        l.release(x, &mut out);
+        assert_eq!(out.len(), 1);
+        out.clear();
+        l.release(r1, &mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn abandoning_a_waiting_request_removes_it() {
+        let mut l = EngineLocks::new(&[1]);
+        let e = l.lock_id(0, Engine::Exec);
+        let (r1, _) = l.request(1, 1, &[e]);
+        let (r2, _) = l.request(2, 1, &[e]);
+        let (r3, _) = l.request(3, 1, &[e]);
+        let mut out = Vec::new();
+        l.release(r2, &mut out);
+        assert!(out.is_empty());
+        l.release(r1, &mut out);
+        assert_eq!(out, vec![LockGrant { req: r3, job: 3 }]);
+        // Slot reuse.
+        let (r4, _) = l.request(4, 1, &[e]);
+        assert!(r4 == r1 || r4 == r2);
+        l.release(999, &mut out); // unknown: ignored
+    }
+
+    #[test]
+    fn chunking_and_copy_time() {
+        let mib = 1 << 20;
+        assert_eq!(
+            chunks(5 * mib, Some(2 * mib)).collect::<Vec<_>>(),
+            vec![2 * mib, 2 * mib, mib]
+        );
+        assert_eq!(chunks(5, None).collect::<Vec<_>>(), vec![5]);
+        assert_eq!(chunks(0, Some(2)).count(), 0);
+        assert_eq!(chunks(4, Some(2)).collect::<Vec<_>>(), vec![2, 2]);
+        assert_eq!(copy_time(6_000_000_000, 6_000_000_000), 1_000_000_000);
+        assert_eq!(copy_time(1, 3_000_000_000), 1); // rounded up
+        assert_eq!(copy_time(0, 1), 0);
+    }
+}

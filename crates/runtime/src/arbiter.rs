@@ -1,0 +1,530 @@
+//! The in-process arbiter: the pure policy core (`rtgpu-policy`) hosted with
+//! the real clock for the threads of one program (DESIGN.md §3.1; the
+//! mechanism is chosen in docs/design/arbiter.md).
+//!
+//! - One mutex guards the policy core's state. No thread ever sleeps while
+//!   holding it.
+//! - A job that must wait (for a GPU token, or an engine lock) sleeps on its
+//!   own futex word. The thread that releases runs the core's release step
+//!   itself, writes the grant into the next holder's word and wakes it: one
+//!   wake-up per hand-off, the floor measured by `bench --bin handoff`.
+//! - After every change of the blocking relations, effective priorities are
+//!   recomputed with the core's inheritance rule (seed 004 §4.2, seed 000
+//!   App. A R2: a holder inherits the priorities of the jobs it blocks,
+//!   token-queue inheritance propagating to engine holders) and applied to
+//!   the real threads with `sched_setattr`, and undone when they end.
+//! - Every grant and release is recorded with its time, for the run's
+//!   report and trace.
+//! - Guards release what they hold when dropped, also during a panic's
+//!   unwinding: a panicking client thread never strands a token or a lock.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Re-exported so clients need not depend on the policy crate.
+pub use rtgpu_policy::engine_lock::Engine;
+use rtgpu_policy::engine_lock::{EngineLocks, LockGrant, LockId, ReqId};
+use rtgpu_policy::inherit::effective_priority;
+use rtgpu_policy::predictor::CostPredictor;
+use rtgpu_policy::token::{self, Decision, TokenAllocator};
+pub use rtgpu_policy::token::{Config as TokenConfig, QueueRule};
+use rtgpu_policy::{JobId, Prio};
+
+use crate::futex::{self, Scope};
+use crate::os::{self, monotonic_now, Nanos, SchedPolicy};
+
+/// What the arbiter manages.
+#[derive(Debug, Clone)]
+pub struct ArbiterConfig {
+    /// Copy engines (1 or 2) of each GPU.
+    pub copy_engines: Vec<u8>,
+    /// GPU allocation (queue rule, ρ, stealing).
+    pub tokens: TokenConfig,
+    /// Row-major migration distances between GPUs (empty: 0 on the diagonal,
+    /// 1 elsewhere).
+    pub distance: Vec<u32>,
+    /// Whether the engines are locked (seed 004's E) or free-for-all (e).
+    pub engine_locks: bool,
+    /// Apply priority inheritance to the real threads.
+    pub apply_priorities: bool,
+    /// Per task, the cost of a GPU section assumed before any observation,
+    /// by migration distance 0..=3 (seed 004 §4.1's predictor).
+    pub priors: Vec<[Nanos; 4]>,
+}
+
+/// One recorded hand-off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Event {
+    /// CLOCK_MONOTONIC time.
+    pub at: Nanos,
+    pub job: JobId,
+    pub what: EventKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum EventKind {
+    TokenRequested { gpu: usize },
+    TokenGranted { gpu: usize, token: usize },
+    TokenReleased { token: usize },
+    LockRequested { lock: LockId },
+    LockGranted { lock: LockId },
+    LockReleased { lock: LockId },
+    PriorityChanged { fifo: u8 },
+}
+
+const IDLE: u32 = 0;
+const WAITING: u32 = 1;
+const GRANTED: u32 = 2;
+
+struct JobSlot {
+    tid: libc::pid_t,
+    base: Prio,
+    /// The policy the thread had when it registered (restored at the end).
+    own_policy: SchedPolicy,
+    /// The effective priority last applied to the thread.
+    applied: Prio,
+    word: Arc<AtomicU32>,
+    live: bool,
+    /// Token the job holds, once granted.
+    token: Option<(usize, usize)>,
+}
+
+struct State {
+    tokens: TokenAllocator,
+    locks: EngineLocks,
+    jobs: Vec<JobSlot>,
+    free: Vec<JobId>,
+    events: Vec<Event>,
+    apply_errors: Vec<String>,
+    scratch: Vec<Prio>,
+}
+
+/// The arbiter. Share it between threads with an [`Arc`].
+pub struct Arbiter {
+    state: Mutex<State>,
+    engine_locks: bool,
+    apply_priorities: bool,
+}
+
+/// Why an arbiter call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ArbiterError {
+    #[error("the arbiter's state lock was poisoned by a panicking thread")]
+    Poisoned,
+    #[error("job {0} already holds a GPU token")]
+    AlreadyHolds(JobId),
+}
+
+/// Priority key of the policy core (smaller = more urgent) for a SCHED_FIFO
+/// priority (larger = more urgent).
+pub fn prio_of_fifo(fifo: u8) -> Prio {
+    Prio::from(100 - fifo.min(99))
+}
+
+/// The SCHED_FIFO priority of a policy-core key (clamped to 1..=99).
+pub fn fifo_of_prio(p: Prio) -> u8 {
+    (100 - p.clamp(1, 99)) as u8
+}
+
+impl Arbiter {
+    pub fn new(config: &ArbiterConfig) -> Arc<Arbiter> {
+        let gpus = config.copy_engines.len();
+        let predictor = CostPredictor::new(&config.priors);
+        let mut cfg = config.tokens;
+        cfg.gpus = gpus;
+        Arc::new(Arbiter {
+            state: Mutex::new(State {
+                tokens: TokenAllocator::new(cfg, config.distance.clone(), predictor),
+                locks: EngineLocks::new(&config.copy_engines),
+                jobs: Vec::new(),
+                free: Vec::new(),
+                events: Vec::new(),
+                apply_errors: Vec::new(),
+                scratch: Vec::new(),
+            }),
+            engine_locks: config.engine_locks,
+            apply_priorities: config.apply_priorities,
+        })
+    }
+
+    fn lock(&self) -> Result<MutexGuard<'_, State>, ArbiterError> {
+        self.state.lock().map_err(|_| ArbiterError::Poisoned)
+    }
+
+    /// Registers the calling thread as a client at SCHED_FIFO priority
+    /// `fifo` (its base priority; the arbiter raises it while it blocks
+    /// others and restores it afterwards).
+    pub fn register(self: &Arc<Self>, fifo: u8) -> Result<Client, ArbiterError> {
+        let mut st = self.lock()?;
+        let tid = os::gettid();
+        let own_policy = os::sched_policy(0).unwrap_or(SchedPolicy::Other { nice: 0 });
+        let slot = JobSlot {
+            tid,
+            base: prio_of_fifo(fifo),
+            own_policy,
+            applied: prio_of_fifo(fifo),
+            word: Arc::new(AtomicU32::new(IDLE)),
+            live: true,
+            token: None,
+        };
+        let job = match st.free.pop() {
+            Some(j) => {
+                st.jobs[j as usize] = slot;
+                j
+            }
+            None => {
+                st.jobs.push(slot);
+                (st.jobs.len() - 1) as JobId
+            }
+        };
+        let word = Arc::clone(&st.jobs[job as usize].word);
+        Ok(Client {
+            arbiter: Arc::clone(self),
+            job,
+            word,
+        })
+    }
+
+    /// Every hand-off recorded so far (drains the log).
+    pub fn take_events(&self) -> Vec<Event> {
+        self.lock()
+            .map(|mut s| std::mem::take(&mut s.events))
+            .unwrap_or_default()
+    }
+
+    /// The two locks of a peer copy in the fixed order nested requests must
+    /// follow to avoid deadlock (seed 004 §4.3).
+    pub fn nested_order(&self, a: (usize, Engine), b: (usize, Engine)) -> [(usize, Engine); 2] {
+        if self.lock_id(a.0, a.1) <= self.lock_id(b.0, b.1) {
+            [a, b]
+        } else {
+            [b, a]
+        }
+    }
+
+    /// Migration distance from `from` (none: a first use) to `to`.
+    pub fn distance(&self, from: Option<usize>, to: usize) -> u32 {
+        self.lock()
+            .map(|s| s.tokens.distance(from, to))
+            .unwrap_or(0)
+    }
+
+    /// The lock id of `engine` of `gpu`, for ordering nested requests.
+    pub fn lock_id(&self, gpu: usize, engine: Engine) -> LockId {
+        self.lock()
+            .map(|s| s.locks.lock_id(gpu, engine))
+            .unwrap_or(0)
+    }
+
+    /// Requests queued on (holding or waiting for) the lock of `engine` of
+    /// `gpu`.
+    pub fn queue_len(&self, gpu: usize, engine: Engine) -> usize {
+        self.lock()
+            .map(|s| s.locks.queue_len(s.locks.lock_id(gpu, engine)))
+            .unwrap_or(0)
+    }
+
+    /// Priority changes the OS refused (e.g. without privilege), in words.
+    pub fn apply_errors(&self) -> Vec<String> {
+        self.lock()
+            .map(|s| s.apply_errors.clone())
+            .unwrap_or_default()
+    }
+
+    /// Recomputes every live job's effective priority and applies changes.
+    fn update_priorities(&self, st: &mut State) {
+        // Reused scratch space: no allocation on the hand-off path.
+        let mut bases = std::mem::take(&mut st.scratch);
+        bases.clear();
+        bases.extend(st.jobs.iter().map(|j| j.base));
+        let base = |j: JobId| {
+            bases
+                .get(j as usize)
+                .copied()
+                .unwrap_or(rtgpu_policy::LOWEST)
+        };
+        let now = monotonic_now();
+        for j in 0..st.jobs.len() {
+            if !st.jobs[j].live {
+                continue;
+            }
+            let eff = effective_priority(j as JobId, &base, &st.tokens, &st.locks);
+            if eff == st.jobs[j].applied {
+                continue;
+            }
+            st.jobs[j].applied = eff;
+            if !self.apply_priorities {
+                continue;
+            }
+            let fifo = fifo_of_prio(eff);
+            let policy = if eff == st.jobs[j].base {
+                st.jobs[j].own_policy
+            } else {
+                SchedPolicy::Fifo { priority: fifo }
+            };
+            if let Err(e) = os::set_sched_policy(st.jobs[j].tid, policy) {
+                if st.apply_errors.len() < 16 {
+                    st.apply_errors.push(e.to_string());
+                }
+            }
+            st.events.push(Event {
+                at: now,
+                job: j as JobId,
+                what: EventKind::PriorityChanged { fifo },
+            });
+        }
+        st.scratch = bases;
+    }
+
+    /// Wakes the jobs granted locks by a release.
+    fn wake_lock_grants(st: &mut State, grants: &[LockGrant], lock: LockId, now: Nanos) {
+        for g in grants {
+            if let Some(slot) = st.jobs.get(g.job as usize) {
+                slot.word.store(GRANTED, Ordering::Release);
+                futex::wake(&slot.word, 1, Scope::Private);
+            }
+            st.events.push(Event {
+                at: now,
+                job: g.job,
+                what: EventKind::LockGranted { lock },
+            });
+        }
+    }
+}
+
+/// A registered client thread (one job at a time).
+pub struct Client {
+    arbiter: Arc<Arbiter>,
+    job: JobId,
+    word: Arc<AtomicU32>,
+}
+
+impl Client {
+    pub fn job(&self) -> JobId {
+        self.job
+    }
+
+    /// Feeds an observed GPU-section cost back to the allocator's cost
+    /// predictor (seed 004 §4.1).
+    pub fn observe(&self, task: usize, distance: u32, cost: Nanos) {
+        if let Ok(mut st) = self.arbiter.lock() {
+            st.tokens.predictor_mut().observe(task, distance, cost);
+        }
+    }
+
+    /// Sleeps until the arbiter grants this job.
+    fn await_grant(&self) {
+        while self.word.load(Ordering::Acquire) != GRANTED {
+            futex::wait(&self.word, WAITING, None, Scope::Private);
+        }
+        self.word.store(IDLE, Ordering::Release);
+    }
+
+    /// Acquires a GPU token (blocking): `task` and `hold` (worst-case token
+    /// hold time) feed the allocator's queue choice; `last_gpu` its
+    /// migration-cost prediction; `static_gpu` the static allocator.
+    pub fn token(
+        &self,
+        task: usize,
+        hold: Nanos,
+        last_gpu: Option<usize>,
+        static_gpu: usize,
+    ) -> Result<TokenGuard<'_>, ArbiterError> {
+        let a = &self.arbiter;
+        let (gpu, token) = {
+            let mut st = a.lock()?;
+            let job = self.job as usize;
+            if st.jobs[job].token.is_some() {
+                return Err(ArbiterError::AlreadyHolds(self.job));
+            }
+            let now = monotonic_now();
+            let req = token::Request {
+                job: self.job,
+                task,
+                prio: st.jobs[job].base,
+                hold,
+                last_gpu,
+                static_gpu,
+            };
+            self.word.store(WAITING, Ordering::Release);
+            match st.tokens.request(&req, now) {
+                Decision::Granted { gpu, token } => {
+                    self.word.store(IDLE, Ordering::Release);
+                    st.jobs[job].token = Some((gpu, token));
+                    st.events.push(Event {
+                        at: now,
+                        job: self.job,
+                        what: EventKind::TokenGranted { gpu, token },
+                    });
+                    a.update_priorities(&mut st);
+                    (gpu, token)
+                }
+                Decision::Queued { gpu, .. } => {
+                    st.events.push(Event {
+                        at: now,
+                        job: self.job,
+                        what: EventKind::TokenRequested { gpu },
+                    });
+                    a.update_priorities(&mut st);
+                    drop(st);
+                    self.await_grant();
+                    let st = a.lock()?;
+                    st.jobs[job].token.unwrap_or((gpu, 0))
+                }
+            }
+        };
+        Ok(TokenGuard {
+            client: self,
+            gpu,
+            token,
+        })
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        if let Ok(mut st) = self.arbiter.lock() {
+            let job = self.job as usize;
+            let own = st.jobs[job].own_policy;
+            if self.arbiter.apply_priorities && st.jobs[job].applied != st.jobs[job].base {
+                let _ = os::set_sched_policy(st.jobs[job].tid, own);
+            }
+            st.jobs[job].live = false;
+            st.free.push(self.job);
+        }
+    }
+}
+
+/// A held GPU token; released when dropped.
+pub struct TokenGuard<'c> {
+    client: &'c Client,
+    gpu: usize,
+    token: usize,
+}
+
+impl TokenGuard<'_> {
+    /// The GPU the token is for.
+    pub fn gpu(&self) -> usize {
+        self.gpu
+    }
+
+    /// Acquires the lock of one engine of this token's GPU (blocking); with
+    /// engine locks off, returns at once (seed 004's "e" scenarios).
+    pub fn engine(&self, engine: Engine) -> Result<EngineGuard<'_>, ArbiterError> {
+        self.locks(&[(self.gpu, engine)])
+    }
+
+    /// Acquires one engine lock, or two atomically as a dynamic group lock
+    /// (seed 004 §4.3: a peer copy's copy-out lock on the source and copy-in
+    /// lock on the destination). For nested requests instead, take them one
+    /// at a time in [`Arbiter::nested_order`].
+    pub fn locks(&self, wanted: &[(usize, Engine)]) -> Result<EngineGuard<'_>, ArbiterError> {
+        let engines: Vec<Engine> = wanted.iter().map(|w| w.1).collect();
+        let gpus: Vec<usize> = wanted.iter().map(|w| w.0).collect();
+        self.request_locks(&engines, &gpus)
+    }
+
+    fn request_locks(
+        &self,
+        engines: &[Engine],
+        gpus: &[usize],
+    ) -> Result<EngineGuard<'_>, ArbiterError> {
+        let c = self.client;
+        let a = &c.arbiter;
+        if !a.engine_locks {
+            return Ok(EngineGuard {
+                client: c,
+                req: None,
+                lock: 0,
+            });
+        }
+        let mut st = a.lock()?;
+        let ids: Vec<LockId> = engines
+            .iter()
+            .zip(gpus)
+            .map(|(&e, &g)| st.locks.lock_id(g, e))
+            .collect();
+        let prio = st.jobs[c.job as usize].base;
+        c.word.store(WAITING, Ordering::Release);
+        let (req, granted) = st.locks.request(c.job, prio, &ids);
+        let now = monotonic_now();
+        st.events.push(Event {
+            at: now,
+            job: c.job,
+            what: if granted {
+                EventKind::LockGranted { lock: ids[0] }
+            } else {
+                EventKind::LockRequested { lock: ids[0] }
+            },
+        });
+        a.update_priorities(&mut st);
+        drop(st);
+        if granted {
+            c.word.store(IDLE, Ordering::Release);
+        } else {
+            c.await_grant();
+        }
+        Ok(EngineGuard {
+            client: c,
+            req: Some(req),
+            lock: ids[0],
+        })
+    }
+}
+
+impl Drop for TokenGuard<'_> {
+    fn drop(&mut self) {
+        let c = self.client;
+        let a = &c.arbiter;
+        let Ok(mut st) = a.lock() else { return };
+        let now = monotonic_now();
+        st.jobs[c.job as usize].token = None;
+        st.events.push(Event {
+            at: now,
+            job: c.job,
+            what: EventKind::TokenReleased { token: self.token },
+        });
+        if let Some(g) = st.tokens.release(c.job, now) {
+            if let Some(slot) = st.jobs.get_mut(g.job as usize) {
+                slot.token = Some((g.gpu, g.token));
+                slot.word.store(GRANTED, Ordering::Release);
+                futex::wake(&slot.word, 1, Scope::Private);
+            }
+            st.events.push(Event {
+                at: now,
+                job: g.job,
+                what: EventKind::TokenGranted {
+                    gpu: g.gpu,
+                    token: g.token,
+                },
+            });
+        }
+        a.update_priorities(&mut st);
+    }
+}
+
+/// A held engine lock (or DGL); released when dropped.
+pub struct EngineGuard<'c> {
+    client: &'c Client,
+    req: Option<ReqId>,
+    lock: LockId,
+}
+
+impl Drop for EngineGuard<'_> {
+    fn drop(&mut self) {
+        let Some(req) = self.req else { return };
+        let c = self.client;
+        let a = &c.arbiter;
+        let Ok(mut st) = a.lock() else { return };
+        let now = monotonic_now();
+        let mut grants = Vec::new();
+        st.locks.release(req, &mut grants);
+        st.events.push(Event {
+            at: now,
+            job: c.job,
+            what: EventKind::LockReleased { lock: self.lock },
+        });
+        Arbiter::wake_lock_grants(&mut st, &grants, self.lock, now);
+        a.update_priorities(&mut st);
+    }
+}

@@ -1,0 +1,442 @@
+//! The emulated GPU backend: real threads stand in for a GPU's engines.
+//!
+//! Each GPU has an execution-engine thread and one or two copy-engine
+//! threads (with one copy engine, copies in both directions queue on it, as
+//! on the GTX-470s of seed 004 §2). An operation is sent to its engine's
+//! queue and carried out in FIFO order; the caller blocks until it is done.
+//!
+//! - A kernel occupies the execution engine for its modelled duration
+//!   (absolute sleep on CLOCK_MONOTONIC).
+//! - A copy occupies its copy engine until its bytes have crossed the bus.
+//!   Copies in the same direction on the same bus share its bandwidth
+//!   equally (processor sharing), as the simulator models it (seed 004 §2:
+//!   two transfers in the same direction on one bus each get about half).
+//!   The bus of a GPU is its cluster's (NUMA node's) host link.
+//! - A peer copy runs on the source GPU's device-to-host copy engine at the
+//!   peer bandwidth, sharing the peer bus of its cluster.
+
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+use super::{check_gpu, Bytes, CopyDir, DeviceInfo, GpuBackend, GpuError};
+use crate::os::{monotonic_now, sleep_until, Nanos};
+
+/// One emulated GPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmulatedGpu {
+    pub name: String,
+    /// 1 or 2.
+    pub copy_engines: u8,
+    /// Which bus (host link) its copies cross; GPUs with the same bus share it.
+    pub bus: usize,
+}
+
+/// The emulated platform: GPUs and bus bandwidths in bytes per second.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmulatedConfig {
+    pub gpus: Vec<EmulatedGpu>,
+    pub host_to_device: u64,
+    pub device_to_host: u64,
+    pub peer: u64,
+}
+
+impl EmulatedConfig {
+    /// The GPUs and bandwidths of a workload file's platform; each GPU's bus
+    /// is its cluster's host link.
+    pub fn from_platform(platform: &rtgpu_model::Platform) -> EmulatedConfig {
+        EmulatedConfig {
+            gpus: platform
+                .gpus
+                .iter()
+                .map(|g| EmulatedGpu {
+                    name: g.name.clone(),
+                    copy_engines: g.copy_engines,
+                    bus: g.cluster,
+                })
+                .collect(),
+            host_to_device: platform.bandwidth.host_to_device,
+            device_to_host: platform.bandwidth.device_to_host,
+            peer: platform.bandwidth.peer,
+        }
+    }
+}
+
+/// A bus shared by transfers in one direction: processor sharing of its
+/// bandwidth among the transfers in flight.
+struct Bus {
+    bandwidth: u64,
+    state: Mutex<BusState>,
+    changed: Condvar,
+}
+
+struct BusState {
+    /// Remaining bytes of each transfer in flight, scaled by 1e9 so that
+    /// progress in nanoseconds times bytes per second stays integral.
+    remaining: Vec<(u64, u128)>,
+    /// When `remaining` was last brought up to date.
+    updated_at: Nanos,
+    next_id: u64,
+}
+
+impl Bus {
+    fn new(bandwidth: u64) -> Bus {
+        Bus {
+            bandwidth: bandwidth.max(1),
+            state: Mutex::new(BusState {
+                remaining: Vec::new(),
+                updated_at: 0,
+                next_id: 0,
+            }),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// Brings every transfer's remaining bytes up to `now`: during the
+    /// elapsed time each of the n transfers moved elapsed * bandwidth / n.
+    fn advance(&self, st: &mut BusState, now: Nanos) {
+        let elapsed = u128::from(now.saturating_sub(st.updated_at)) * u128::from(self.bandwidth);
+        if let Some(moved) = elapsed.checked_div(st.remaining.len() as u128) {
+            for (_, rem) in &mut st.remaining {
+                *rem = rem.saturating_sub(moved);
+            }
+        }
+        st.updated_at = now;
+    }
+
+    /// Moves `bytes` across the bus, sharing it with concurrent transfers;
+    /// blocks until done.
+    fn transfer(&self, bytes: Bytes) -> Result<(), GpuError> {
+        let poisoned = |_| GpuError::Stopped("a bus lock was poisoned".to_string());
+        let mut st = self.state.lock().map_err(poisoned)?;
+        self.advance(&mut st, monotonic_now());
+        let id = st.next_id;
+        st.next_id += 1;
+        st.remaining.push((id, u128::from(bytes) * 1_000_000_000));
+        self.changed.notify_all();
+        loop {
+            let now = monotonic_now();
+            self.advance(&mut st, now);
+            let n = st.remaining.len() as u128;
+            let Some(pos) = st.remaining.iter().position(|(i, _)| *i == id) else {
+                return Err(GpuError::Stopped(
+                    "a transfer vanished from its bus".to_string(),
+                ));
+            };
+            let rem = st.remaining[pos].1;
+            if rem == 0 {
+                st.remaining.swap_remove(pos);
+                self.changed.notify_all();
+                return Ok(());
+            }
+            // Time to finish if nothing changes: rem * n / bandwidth (ns).
+            let wait = (rem * n).div_ceil(u128::from(self.bandwidth));
+            let wait = std::time::Duration::from_nanos(u64::try_from(wait).unwrap_or(u64::MAX));
+            st = self
+                .changed
+                .wait_timeout(st, wait)
+                .map_err(|_| GpuError::Stopped("a bus lock was poisoned".to_string()))?
+                .0;
+        }
+    }
+}
+
+enum Op {
+    Kernel(Nanos),
+    Transfer(Arc<Bus>, Bytes),
+}
+
+struct Request {
+    op: Op,
+    reply: Sender<Result<Nanos, GpuError>>,
+}
+
+/// One engine: a thread that carries out its queue in FIFO order.
+struct Engine {
+    queue: Sender<Request>,
+}
+
+fn engine_thread(name: String, rx: Receiver<Request>) -> std::io::Result<JoinHandle<()>> {
+    std::thread::Builder::new().name(name).spawn(move || {
+        // 1 ns timer slack (default 50 us) so modelled durations end on time.
+        // SAFETY: PR_SET_TIMERSLACK takes one integer argument.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        for req in rx {
+            let start = monotonic_now();
+            let result = match req.op {
+                Op::Kernel(ns) => {
+                    sleep_until(start.saturating_add(ns));
+                    Ok(())
+                }
+                Op::Transfer(bus, bytes) => bus.transfer(bytes),
+            };
+            let _ = req.reply.send(result.map(|()| monotonic_now() - start));
+        }
+    })
+}
+
+struct GpuEngines {
+    exec: Engine,
+    /// [host-to-device, device-to-host]; the same engine twice when the GPU
+    /// has one copy engine.
+    copy: [Arc<Engine>; 2],
+    h2d_bus: Arc<Bus>,
+    d2h_bus: Arc<Bus>,
+    peer_bus: Arc<Bus>,
+}
+
+/// The emulated backend. Dropping it stops its engine threads after they
+/// finish the operations already queued.
+pub struct EmulatedBackend {
+    devices: Vec<DeviceInfo>,
+    gpus: Vec<GpuEngines>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl EmulatedBackend {
+    /// Starts the engine threads of every GPU of `config`.
+    pub fn new(config: &EmulatedConfig) -> Result<EmulatedBackend, GpuError> {
+        let mut threads = Vec::new();
+        let mut spawn = |name: String| -> Result<Engine, GpuError> {
+            let (tx, rx) = mpsc::channel();
+            let handle = engine_thread(name.clone(), rx).map_err(|e| {
+                GpuError::Unavailable(format!("cannot start engine thread {name}: {e}"))
+            })?;
+            threads.push(handle);
+            Ok(Engine { queue: tx })
+        };
+        let mut buses: std::collections::BTreeMap<usize, [Arc<Bus>; 3]> = Default::default();
+        let mut gpus = Vec::new();
+        let mut devices = Vec::new();
+        for (i, g) in config.gpus.iter().enumerate() {
+            let exec = spawn(format!("gpu{i}-exec"))?;
+            let first = Arc::new(spawn(format!("gpu{i}-copy0"))?);
+            let second = if g.copy_engines >= 2 {
+                Arc::new(spawn(format!("gpu{i}-copy1"))?)
+            } else {
+                Arc::clone(&first)
+            };
+            let [h2d_bus, d2h_bus, peer_bus] = buses
+                .entry(g.bus)
+                .or_insert_with(|| {
+                    [
+                        Arc::new(Bus::new(config.host_to_device)),
+                        Arc::new(Bus::new(config.device_to_host)),
+                        Arc::new(Bus::new(config.peer)),
+                    ]
+                })
+                .clone();
+            gpus.push(GpuEngines {
+                exec,
+                copy: [first, second],
+                h2d_bus,
+                d2h_bus,
+                peer_bus,
+            });
+            devices.push(DeviceInfo {
+                index: i,
+                name: format!("{} (emulated)", g.name),
+                copy_engines: g.copy_engines.clamp(1, 2),
+                memory: 0,
+                pci_bus_id: None,
+            });
+        }
+        Ok(EmulatedBackend {
+            devices,
+            gpus,
+            threads,
+        })
+    }
+
+    fn submit(engine: &Engine, op: Op) -> Result<Nanos, GpuError> {
+        let (tx, rx) = mpsc::channel();
+        engine
+            .queue
+            .send(Request { op, reply: tx })
+            .map_err(|_| GpuError::Stopped("an engine thread has exited".to_string()))?;
+        rx.recv()
+            .map_err(|_| GpuError::Stopped("an engine thread has exited".to_string()))?
+    }
+
+    fn gpu(&self, gpu: usize) -> Result<&GpuEngines, GpuError> {
+        check_gpu(&self.devices, gpu)?;
+        Ok(&self.gpus[gpu])
+    }
+}
+
+impl Drop for EmulatedBackend {
+    fn drop(&mut self) {
+        // Closing every queue ends the engine threads' loops.
+        self.gpus.clear();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl GpuBackend for EmulatedBackend {
+    fn name(&self) -> &'static str {
+        "emulated"
+    }
+
+    fn devices(&self) -> &[DeviceInfo] {
+        &self.devices
+    }
+
+    fn kernel(&self, gpu: usize, ns: Nanos) -> Result<Nanos, GpuError> {
+        Self::submit(&self.gpu(gpu)?.exec, Op::Kernel(ns))
+    }
+
+    fn copy(&self, gpu: usize, dir: CopyDir, bytes: Bytes) -> Result<Nanos, GpuError> {
+        let g = self.gpu(gpu)?;
+        let (engine, bus) = match dir {
+            CopyDir::HostToDevice => (&g.copy[0], &g.h2d_bus),
+            CopyDir::DeviceToHost => (&g.copy[1], &g.d2h_bus),
+        };
+        Self::submit(engine, Op::Transfer(Arc::clone(bus), bytes))
+    }
+
+    fn peer_copy(&self, src: usize, dst: usize, bytes: Bytes) -> Result<Nanos, GpuError> {
+        self.gpu(dst)?;
+        let g = self.gpu(src)?;
+        Self::submit(&g.copy[1], Op::Transfer(Arc::clone(&g.peer_bus), bytes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(copy_engines: u8, buses: &[usize]) -> EmulatedConfig {
+        EmulatedConfig {
+            gpus: buses
+                .iter()
+                .enumerate()
+                .map(|(i, &bus)| EmulatedGpu {
+                    name: format!("g{i}"),
+                    copy_engines,
+                    bus,
+                })
+                .collect(),
+            // 1 GB/s: 1 byte per ns, so durations read directly.
+            host_to_device: 1_000_000_000,
+            device_to_host: 1_000_000_000,
+            peer: 500_000_000,
+        }
+    }
+
+    const MS: Nanos = 1_000_000;
+
+    #[test]
+    fn a_kernel_takes_its_modelled_duration() {
+        let b = EmulatedBackend::new(&config(2, &[0])).expect("start");
+        let d = b.kernel(0, 5 * MS).expect("kernel");
+        // Sleeping overshoots, never undershoots; the upper bound only catches
+        // a wildly wrong model (a loaded machine adds wake-up latency).
+        assert!((5 * MS..100 * MS).contains(&d), "took {d} ns");
+    }
+
+    #[test]
+    fn a_copy_takes_bytes_over_bandwidth() {
+        let b = EmulatedBackend::new(&config(2, &[0])).expect("start");
+        // 4 MB at 1 GB/s = 4 ms.
+        let d = b.copy(0, CopyDir::HostToDevice, 4_000_000).expect("copy");
+        assert!((4 * MS..100 * MS).contains(&d), "took {d} ns");
+        // Peer bandwidth is half: 2 MB = 4 ms.
+        let d = b.peer_copy(0, 0, 2_000_000).expect("peer");
+        assert!((4 * MS..100 * MS).contains(&d), "took {d} ns");
+    }
+
+    #[test]
+    fn two_copies_in_one_direction_on_one_bus_share_it() {
+        // Two GPUs on bus 0: two concurrent 8 MB host-to-device copies each
+        // get half of 1 GB/s, so both take about 16 ms, not 8.
+        let b = Arc::new(EmulatedBackend::new(&config(2, &[0, 0])).expect("start"));
+        let handles: Vec<_> = (0..2)
+            .map(|g| {
+                let b = Arc::clone(&b);
+                std::thread::spawn(move || b.copy(g, CopyDir::HostToDevice, 8_000_000))
+            })
+            .collect();
+        for h in handles {
+            let d = h.join().expect("thread").expect("copy");
+            assert!(d >= 15 * MS, "a shared copy finished in {d} ns");
+        }
+    }
+
+    #[test]
+    fn copies_on_different_buses_or_directions_do_not_share() {
+        // Alone, 20 MB at 1 GB/s takes 20 ms; shared by two it would take at
+        // least 40 ms (exactly, by the model), so < 35 ms means unshared.
+        let b = Arc::new(EmulatedBackend::new(&config(2, &[0, 1])).expect("start"));
+        let ops: Vec<_> = [
+            (0, CopyDir::HostToDevice),
+            (1, CopyDir::HostToDevice),
+            (0, CopyDir::DeviceToHost),
+        ]
+        .into_iter()
+        .map(|(g, dir)| {
+            let b = Arc::clone(&b);
+            std::thread::spawn(move || b.copy(g, dir, 20_000_000))
+        })
+        .collect();
+        for h in ops {
+            let d = h.join().expect("thread").expect("copy");
+            assert!((20 * MS..35 * MS).contains(&d), "took {d} ns");
+        }
+    }
+
+    #[test]
+    fn one_copy_engine_serialises_both_directions() {
+        let b = Arc::new(EmulatedBackend::new(&config(1, &[0])).expect("start"));
+        let t0 = monotonic_now();
+        let ops: Vec<_> = [CopyDir::HostToDevice, CopyDir::DeviceToHost]
+            .into_iter()
+            .map(|dir| {
+                let b = Arc::clone(&b);
+                std::thread::spawn(move || b.copy(0, dir, 5_000_000))
+            })
+            .collect();
+        for h in ops {
+            h.join().expect("thread").expect("copy");
+        }
+        assert!(monotonic_now() - t0 >= 10 * MS);
+    }
+
+    #[test]
+    fn kernels_on_one_engine_run_in_fifo_order_one_at_a_time() {
+        let b = Arc::new(EmulatedBackend::new(&config(1, &[0])).expect("start"));
+        let t0 = monotonic_now();
+        let ops: Vec<_> = (0..3)
+            .map(|_| {
+                let b = Arc::clone(&b);
+                std::thread::spawn(move || b.kernel(0, 3 * MS))
+            })
+            .collect();
+        for h in ops {
+            h.join().expect("thread").expect("kernel");
+        }
+        assert!(monotonic_now() - t0 >= 9 * MS);
+    }
+
+    #[test]
+    fn a_bad_gpu_index_is_a_clear_error() {
+        let b = EmulatedBackend::new(&config(1, &[0])).expect("start");
+        let err = b.kernel(3, 1).unwrap_err();
+        assert_eq!(err.to_string(), "no GPU 3: this backend has 1 GPU(s)");
+        assert!(b.peer_copy(0, 9, 1).is_err());
+    }
+
+    #[test]
+    fn config_from_a_workload_platform() {
+        let w = rtgpu_model::parse_workload(
+            "[platform]\ncores = 2\ngpus = 2\n[[task]]\nname = \"t\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\n",
+            "t.toml",
+        )
+        .expect("valid workload");
+        let c = EmulatedConfig::from_platform(&w.platform);
+        assert_eq!(c.gpus.len(), 2);
+        assert_eq!(c.gpus[1].bus, 0, "both GPUs are in the only cluster");
+        assert_eq!(c.host_to_device, w.platform.bandwidth.host_to_device);
+    }
+}

@@ -1,0 +1,26 @@
+//! # rtgpu-runtime
+//!
+//! The parts of `rtgpu run` that touch the real machine (DESIGN.md §3.5):
+//!
+//! - [`os`]: real-time scheduling policies through `sched_setattr`
+//!   (SCHED_FIFO, SCHED_DEADLINE), CPU affinity, absolute-time sleeps on
+//!   CLOCK_MONOTONIC, per-thread CPU time (the budget clock of split tasks,
+//!   seed 003), a privilege probe so the runtime can degrade plainly
+//!   without root, and discovery of the NVIDIA driver's interrupt threads
+//!   (`irq/N-nvidia`) whose priority klmirqd mirrors (seed 000).
+//! - [`gpu`]: GPU backends behind one trait: the emulated backend (engine
+//!   threads, bus-bandwidth sharing; the default, no GPU needed) and the CUDA
+//!   backend (driver API loaded at run time, so the build needs no CUDA).
+//! - [`selftest`]: a measured check of a backend (kernel timing accuracy,
+//!   copy bandwidth, chunked copies, copy-engine overlap), behind `rtgpu gpu`.
+//!
+//! The arbiter that hosts the policy core with the real clock builds on
+//! these; it is not part of this crate yet (see docs/guide/gpu.md).
+
+pub mod arbiter;
+pub mod futex;
+pub mod gpu;
+pub mod klmirqd;
+pub mod os;
+pub mod run;
+pub mod selftest;

@@ -1,0 +1,478 @@
+//! The real OS mechanisms `rtgpu run` uses, as thin checked wrappers over
+//! Linux system calls: scheduling policies (`sched_setattr`: SCHED_OTHER,
+//! SCHED_FIFO, SCHED_DEADLINE), CPU affinity, absolute-time sleeps on
+//! CLOCK_MONOTONIC, per-thread CPU time, and a probe of what this process is
+//! allowed to do (real-time priorities need CAP_SYS_NICE or an RLIMIT_RTPRIO).
+//!
+//! Every call returns an [`OsError`] naming the call and the errno; nothing
+//! here panics on an OS refusal.
+
+use std::io;
+
+/// Integer nanoseconds (DESIGN.md §3.3).
+pub type Nanos = u64;
+
+/// A failed system call: which one, on what, and the OS error.
+#[derive(Debug, thiserror::Error)]
+#[error("{call} failed ({what}): {source}")]
+pub struct OsError {
+    pub call: &'static str,
+    pub what: String,
+    #[source]
+    pub source: io::Error,
+}
+
+impl OsError {
+    fn last(call: &'static str, what: impl Into<String>) -> OsError {
+        OsError {
+            call,
+            what: what.into(),
+            source: io::Error::last_os_error(),
+        }
+    }
+
+    /// True when the OS refused for lack of privilege (EPERM / EACCES).
+    pub fn is_permission(&self) -> bool {
+        matches!(self.source.raw_os_error(), Some(libc::EPERM | libc::EACCES))
+    }
+}
+
+/// A Linux scheduling policy with its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchedPolicy {
+    /// SCHED_OTHER (CFS / EEVDF) with a nice value.
+    Other { nice: i32 },
+    /// SCHED_FIFO with a priority 1..=99 (higher runs first).
+    Fifo { priority: u8 },
+    /// SCHED_DEADLINE reservation: `runtime` every `period` within `deadline`.
+    Deadline {
+        runtime: Nanos,
+        deadline: Nanos,
+        period: Nanos,
+    },
+}
+
+// struct sched_attr of include/uapi/linux/sched/types.h (SCHED_ATTR_SIZE_VER0).
+#[repr(C)]
+#[derive(Default)]
+struct SchedAttr {
+    size: u32,
+    sched_policy: u32,
+    sched_flags: u64,
+    sched_nice: i32,
+    sched_priority: u32,
+    sched_runtime: u64,
+    sched_deadline: u64,
+    sched_period: u64,
+}
+
+const SCHED_OTHER: u32 = 0;
+const SCHED_FIFO: u32 = 1;
+const SCHED_DEADLINE: u32 = 6;
+
+/// The calling thread's kernel thread id.
+pub fn gettid() -> libc::pid_t {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as libc::pid_t }
+}
+
+/// Sets the scheduling policy of thread `tid` (0 = the calling thread).
+pub fn set_sched_policy(tid: libc::pid_t, policy: SchedPolicy) -> Result<(), OsError> {
+    let mut attr = SchedAttr {
+        size: std::mem::size_of::<SchedAttr>() as u32,
+        ..SchedAttr::default()
+    };
+    match policy {
+        SchedPolicy::Other { nice } => {
+            attr.sched_policy = SCHED_OTHER;
+            attr.sched_nice = nice;
+        }
+        SchedPolicy::Fifo { priority } => {
+            attr.sched_policy = SCHED_FIFO;
+            attr.sched_priority = u32::from(priority);
+        }
+        SchedPolicy::Deadline {
+            runtime,
+            deadline,
+            period,
+        } => {
+            attr.sched_policy = SCHED_DEADLINE;
+            attr.sched_runtime = runtime;
+            attr.sched_deadline = deadline;
+            attr.sched_period = period;
+        }
+    }
+    // SAFETY: attr is a valid, fully initialised sched_attr of the size it declares.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_setattr,
+            tid,
+            &attr as *const SchedAttr,
+            0u32,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(OsError::last(
+            "sched_setattr",
+            format!("thread {tid} to {policy:?}"),
+        ))
+    }
+}
+
+/// Reads the scheduling policy of thread `tid` (0 = the calling thread).
+pub fn sched_policy(tid: libc::pid_t) -> Result<SchedPolicy, OsError> {
+    let mut attr = SchedAttr::default();
+    // SAFETY: the kernel writes at most `size` bytes into attr.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getattr,
+            tid,
+            &mut attr as *mut SchedAttr,
+            std::mem::size_of::<SchedAttr>() as u32,
+            0u32,
+        )
+    };
+    if rc != 0 {
+        return Err(OsError::last("sched_getattr", format!("thread {tid}")));
+    }
+    Ok(match attr.sched_policy {
+        SCHED_FIFO => SchedPolicy::Fifo {
+            priority: u8::try_from(attr.sched_priority).unwrap_or(u8::MAX),
+        },
+        SCHED_DEADLINE => SchedPolicy::Deadline {
+            runtime: attr.sched_runtime,
+            deadline: attr.sched_deadline,
+            period: attr.sched_period,
+        },
+        _ => SchedPolicy::Other {
+            nice: attr.sched_nice,
+        },
+    })
+}
+
+/// Pins thread `tid` (0 = the calling thread) to the given CPUs.
+pub fn set_affinity(tid: libc::pid_t, cpus: &[usize]) -> Result<(), OsError> {
+    // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET only write inside it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    for &cpu in cpus {
+        if cpu >= max {
+            return Err(OsError {
+                call: "sched_setaffinity",
+                what: format!("thread {tid} to CPUs {cpus:?}"),
+                source: io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("CPU {cpu} is beyond the {max} CPUs a cpu_set_t holds"),
+                ),
+            });
+        }
+        // SAFETY: cpu < the set's capacity, checked above.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    // SAFETY: set is a valid cpu_set_t of the size passed.
+    let rc = unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(OsError::last(
+            "sched_setaffinity",
+            format!("thread {tid} to CPUs {cpus:?}"),
+        ))
+    }
+}
+
+/// The CPUs thread `tid` (0 = the calling thread) may run on.
+pub fn affinity(tid: libc::pid_t) -> Result<Vec<usize>, OsError> {
+    // SAFETY: as in set_affinity.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: the kernel writes at most the size passed.
+    let rc =
+        unsafe { libc::sched_getaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc != 0 {
+        return Err(OsError::last("sched_getaffinity", format!("thread {tid}")));
+    }
+    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: i < the set's capacity.
+    Ok((0..max)
+        .filter(|&i| unsafe { libc::CPU_ISSET(i, &set) })
+        .collect())
+}
+
+/// The CPU the calling thread runs on right now.
+pub fn current_cpu() -> Option<usize> {
+    // SAFETY: sched_getcpu has no arguments.
+    let cpu = unsafe { libc::sched_getcpu() };
+    usize::try_from(cpu).ok()
+}
+
+fn clock_ns(clock: libc::clockid_t) -> Nanos {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec; the clocks used here always exist on Linux.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    (ts.tv_sec as u64) * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// CLOCK_MONOTONIC now, in nanoseconds: the runtime's real clock.
+pub fn monotonic_now() -> Nanos {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// CPU time the calling thread has consumed (CLOCK_THREAD_CPUTIME_ID): what
+/// split tasks (seed 003) spend of their per-core budget.
+pub fn thread_cpu_time() -> Nanos {
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+/// Sleeps until CLOCK_MONOTONIC reaches `deadline` (absolute, so periodic
+/// releases do not drift), resuming after signals.
+pub fn sleep_until(deadline: Nanos) {
+    let ts = libc::timespec {
+        tv_sec: (deadline / 1_000_000_000) as libc::time_t,
+        tv_nsec: (deadline % 1_000_000_000) as libc::c_long,
+    };
+    loop {
+        // SAFETY: ts is valid; a null remainder is allowed with TIMER_ABSTIME.
+        let rc = unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &ts,
+                std::ptr::null_mut(),
+            )
+        };
+        if rc != libc::EINTR {
+            return;
+        }
+    }
+}
+
+/// Busy-waits for `ns` nanoseconds of this thread's CPU time: a job's CPU
+/// work that is charged exactly like real computation (preemption stretches
+/// the wall-clock time, not the CPU time consumed).
+pub fn spin_cpu_time(ns: Nanos) {
+    let end = thread_cpu_time().saturating_add(ns);
+    while thread_cpu_time() < end {
+        std::hint::spin_loop();
+    }
+}
+
+/// The kernel's real-time bandwidth limit ("RT throttling",
+/// `/proc/sys/kernel/sched_rt_{runtime,period}_us`): real-time threads may
+/// use at most `runtime` of every `period` on each CPU. `None` when the
+/// limit is off (`-1`) or unreadable.
+pub fn rt_bandwidth_limit() -> Option<(u64, u64)> {
+    let read = |f: &str| -> Option<i64> {
+        std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    let runtime = u64::try_from(read("sched_rt_runtime_us")?).ok()?;
+    let period = u64::try_from(read("sched_rt_period_us")?).ok()?;
+    (period > 0).then_some((runtime, period))
+}
+
+/// What this process may do, probed once at start-up so `rtgpu run` can say
+/// plainly at the top of its output what it degraded to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capabilities {
+    /// SCHED_FIFO could be set (and was undone) on a probe thread.
+    pub fifo: bool,
+    /// SCHED_DEADLINE could be set (and was undone) on a probe thread.
+    pub deadline: bool,
+    /// The highest SCHED_FIFO priority allowed.
+    pub max_fifo_priority: u8,
+    /// CPUs this process may run on.
+    pub cpus: Vec<usize>,
+    /// Why real-time policies are unavailable, in words, when they are.
+    pub reason: Option<String>,
+}
+
+/// Probes real-time privileges on a short-lived thread, so the caller's own
+/// policy is never touched.
+pub fn probe_capabilities() -> Capabilities {
+    let probe = std::thread::spawn(|| {
+        let fifo = set_sched_policy(0, SchedPolicy::Fifo { priority: 1 });
+        let _ = set_sched_policy(0, SchedPolicy::Other { nice: 0 });
+        let deadline = set_sched_policy(
+            0,
+            SchedPolicy::Deadline {
+                runtime: 100_000,
+                deadline: 10_000_000,
+                period: 10_000_000,
+            },
+        );
+        let _ = set_sched_policy(0, SchedPolicy::Other { nice: 0 });
+        (fifo, deadline)
+    });
+    let (fifo, deadline) = match probe.join() {
+        Ok(r) => r,
+        Err(_) => {
+            return Capabilities {
+                fifo: false,
+                deadline: false,
+                max_fifo_priority: 0,
+                cpus: Vec::new(),
+                reason: Some("the privilege probe thread panicked".to_string()),
+            }
+        }
+    };
+    // SAFETY: no arguments beyond the policy constant.
+    let max = unsafe { libc::sched_get_priority_max(libc::SCHED_FIFO) };
+    let reason = match &fifo {
+        Ok(()) => None,
+        // SAFETY: geteuid cannot fail.
+        Err(e) if e.is_permission() && unsafe { libc::geteuid() } == 0 => Some(format!(
+            "running as root, yet the kernel refused SCHED_FIFO: the process's cgroup likely has no real-time runtime (CONFIG_RT_GROUP_SCHED with cpu.rt_runtime_us = 0), or the container lacks CAP_SYS_NICE; SCHED_DEADLINE is {}",
+            if deadline.is_ok() { "allowed" } else { "refused too" }
+        )),
+        Err(e) if e.is_permission() => Some(
+            "no permission for real-time priorities (needs root, CAP_SYS_NICE or an \
+             RLIMIT_RTPRIO; see `ulimit -r`)"
+                .to_string(),
+        ),
+        Err(e) => Some(e.to_string()),
+    };
+    Capabilities {
+        fifo: fifo.is_ok(),
+        deadline: deadline.is_ok(),
+        max_fifo_priority: if fifo.is_ok() {
+            u8::try_from(max).unwrap_or(0)
+        } else {
+            0
+        },
+        cpus: affinity(0).unwrap_or_default(),
+        reason,
+    }
+}
+
+/// Whether a kernel thread's name is a threaded interrupt handler of the
+/// NVIDIA driver (`irq/N-nvidia`), whose priority klmirqd mirrors (seed 000
+/// §IV; DESIGN.md §2).
+pub fn is_nvidia_irq_thread(comm: &str) -> bool {
+    comm.strip_prefix("irq/")
+        .and_then(|rest| rest.split_once('-'))
+        .is_some_and(|(num, name)| {
+            !num.is_empty() && num.bytes().all(|b| b.is_ascii_digit()) && name.starts_with("nvidia")
+        })
+}
+
+/// Threads whose name matches `pred`, from /proc/*/task/*/comm: (tid, comm).
+/// Processes that vanish while being read are skipped.
+pub fn find_threads(pred: impl Fn(&str) -> bool) -> io::Result<Vec<(libc::pid_t, String)>> {
+    let mut found = Vec::new();
+    for proc_entry in std::fs::read_dir("/proc")? {
+        let Ok(proc_entry) = proc_entry else { continue };
+        let name = proc_entry.file_name();
+        let Some(pid) = name.to_str().and_then(|s| s.parse::<libc::pid_t>().ok()) else {
+            continue;
+        };
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let Some(tid) = task
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<libc::pid_t>().ok())
+            else {
+                continue;
+            };
+            if let Ok(comm) = std::fs::read_to_string(task.path().join("comm")) {
+                let comm = comm.trim_end().to_string();
+                if pred(&comm) {
+                    found.push((tid, comm));
+                }
+            }
+        }
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn monotonic_clock_advances_and_absolute_sleep_reaches_its_deadline() {
+        let t0 = monotonic_now();
+        let deadline = t0 + 2_000_000;
+        sleep_until(deadline);
+        assert!(monotonic_now() >= deadline);
+        // A deadline in the past returns at once.
+        sleep_until(t0);
+    }
+
+    #[test]
+    fn spin_consumes_thread_cpu_time() {
+        let before = thread_cpu_time();
+        spin_cpu_time(3_000_000);
+        let used = thread_cpu_time() - before;
+        assert!(used >= 3_000_000, "used {used} ns");
+    }
+
+    #[test]
+    fn affinity_round_trips_on_a_thread() {
+        let allowed = affinity(0).expect("sched_getaffinity");
+        assert!(!allowed.is_empty());
+        let first = allowed[0];
+        std::thread::spawn(move || {
+            set_affinity(0, &[first]).expect("pin to an allowed CPU");
+            assert_eq!(affinity(0).expect("read back"), vec![first]);
+            assert_eq!(current_cpu(), Some(first));
+        })
+        .join()
+        .expect("thread");
+    }
+
+    #[test]
+    fn affinity_beyond_the_set_is_a_clear_error() {
+        let err = set_affinity(0, &[1 << 20]).unwrap_err();
+        assert!(err.to_string().contains("beyond"), "{err}");
+    }
+
+    #[test]
+    fn fifo_is_applied_or_refused_for_lack_of_privilege() {
+        let caps = probe_capabilities();
+        std::thread::spawn(
+            move || match set_sched_policy(0, SchedPolicy::Fifo { priority: 10 }) {
+                Ok(()) => {
+                    assert!(caps.fifo);
+                    assert_eq!(
+                        sched_policy(0).expect("getattr"),
+                        SchedPolicy::Fifo { priority: 10 }
+                    );
+                }
+                Err(e) => {
+                    assert!(!caps.fifo);
+                    assert!(caps.reason.is_some());
+                    assert!(e.to_string().contains("sched_setattr"), "{e}");
+                }
+            },
+        )
+        .join()
+        .expect("thread");
+    }
+
+    #[test]
+    fn nvidia_irq_threads_are_recognised_by_name() {
+        assert!(is_nvidia_irq_thread("irq/137-nvidia"));
+        assert!(is_nvidia_irq_thread("irq/45-nvidia-modeset"));
+        assert!(!is_nvidia_irq_thread("irq/137-ahci"));
+        assert!(!is_nvidia_irq_thread("irq/-nvidia"));
+        assert!(!is_nvidia_irq_thread("nvidia-irq/1"));
+    }
+
+    #[test]
+    fn find_threads_sees_this_thread() {
+        let me = gettid();
+        let found = find_threads(|_| true).expect("/proc readable");
+        assert!(found.iter().any(|(tid, _)| *tid == me));
+    }
+}

@@ -1,0 +1,128 @@
+"""Figures of a study, as PNG and SVG (matplotlib, no display needed)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .results import Row, breakdowns
+from .study import Plot, Study
+
+__all__ = ["plot_study"]
+
+_X_COLUMNS = {
+    "utilization": "utilization_mean",
+    "effective_utilization": "effective_utilization_mean",
+    "tasks": "tasks_mean",
+}
+
+
+def plot_study(study: Study, rows: Sequence[Row]) -> list[Path]:
+    """Draws every ``[[plot]]`` of ``study``; returns the files written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    out: list[Path] = []
+    for plot in study.plots:
+        fig = _draw(study, plot, rows)
+        for ext in ("png", "svg"):
+            path = study.output / f"{plot.name}.{ext}"
+            fig.savefig(path, dpi=150, bbox_inches="tight")
+            out.append(path)
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+    return out
+
+
+def _num(v: str) -> float:
+    try:
+        return float(v)
+    except ValueError:
+        return float("nan")
+
+
+def _groups(study: Study, plot: Plot, rows: Sequence[Row]) -> dict[str, list[Row]]:
+    multi = len(study.analyses) > 1
+    groups: dict[str, list[Row]] = {}
+    for r in rows:
+        label = []
+        if multi or plot.by is None:
+            label.append(r["analysis"])
+        if plot.by is not None:
+            label.append(f"{plot.by}={r[plot.by]}")
+        groups.setdefault(", ".join(label), []).append(r)
+    return groups
+
+
+def _norm(study: Study, plot: Plot, r: Row) -> float:
+    if plot.normalize is None:
+        return 1.0
+    v = r.get(plot.normalize, study.parameters.get(plot.normalize))
+    return _num(str(v))
+
+
+def _draw(study: Study, plot: Plot, rows: Sequence[Row]) -> Any:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    groups = _groups(study, plot, rows)
+    if plot.kind == "histogram":
+        for label, rs in groups.items():
+            vals = [x / _norm(study, plot, r) for r in rs for x in breakdowns([r])]
+            if vals:
+                mean = sum(vals) / len(vals)
+                ax.hist(
+                    vals,
+                    bins=plot.bins,
+                    range=(min(vals), max(max(vals), min(vals) + 1e-9)),
+                    density=True,
+                    histtype="step",
+                    linewidth=1.4,
+                    label=f"{label} (mean {mean:.3f}, n={len(vals)})",
+                )
+        ax.set_xlabel("breakdown utilization" + (f" / {plot.normalize}" if plot.normalize else ""))
+        ax.set_ylabel("probability density")
+    else:
+        xcol = _X_COLUMNS.get(plot.x or "", plot.x or "")
+        for label, rs in groups.items():
+            # Average the chunks of one axis value (weighted by sets).
+            by_x: dict[float, list[Row]] = {}
+            if plot.x in study.axes:
+                for r in rs:
+                    by_x.setdefault(_num(r[xcol]), []).append(r)
+            else:
+                # A measured x (mean utilization) differs per chunk: group by
+                # the axis combination, x is its weighted mean.
+                combos: dict[tuple[str, ...], list[Row]] = {}
+                for r in rs:
+                    combos.setdefault(tuple(r[a] for a in study.axes), []).append(r)
+                for crs in combos.values():
+                    w = sum(int(r["sets"]) for r in crs)
+                    x = sum(_num(r[xcol]) * int(r["sets"]) for r in crs) / w
+                    by_x[x] = crs
+            xs = sorted(by_x)
+            ys = []
+            for x in xs:
+                crs = by_x[x]
+                sets = sum(int(r["sets"]) for r in crs)
+                if plot.kind == "ratio":
+                    ys.append(sum(int(r["schedulable"] or 0) for r in crs) / sets)
+                else:
+                    b = [v / _norm(study, plot, r) for r in crs for v in breakdowns([r])]
+                    ys.append(sum(b) / len(b) if b else float("nan"))
+            ax.plot(xs, ys, marker="o", markersize=3, linewidth=1.2, label=label)
+        ax.set_xlabel(plot.x or "")
+        if plot.kind == "ratio":
+            ax.set_ylabel("schedulable ratio")
+            ax.set_ylim(-0.02, 1.02)
+        else:
+            ax.set_ylabel(
+                "mean breakdown utilization" + (f" / {plot.normalize}" if plot.normalize else "")
+            )
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(plot.title or f"{study.name}: {plot.name}", fontsize=10)
+    fig.tight_layout()
+    return fig

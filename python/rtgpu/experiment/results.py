@@ -1,0 +1,216 @@
+"""The tidy results file: one CSV row per (point, analysis), appended as
+points finish; reading it back for resume, summaries, Parquet and plots."""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from .study import Study, StudyError
+
+__all__ = ["ResultsFile", "Row", "columns", "read_rows", "summarize", "write_parquet"]
+
+Row = dict[str, str]
+
+FIXED = (
+    "analysis",
+    "sets",
+    "tasks_mean",
+    "utilization_mean",
+    "effective_utilization_mean",
+    "schedulable",
+    "breakdown",
+    "seconds",
+)
+
+
+def columns(study: Study) -> list[str]:
+    """Column order: the point key, its chunk, one column per axis, then the
+    measured values. ``schedulable`` is empty without metric ratio,
+    ``breakdown`` (space-separated per-set values) without metric breakdown."""
+    return ["point", "chunk", *study.axes, *FIXED]
+
+
+def read_rows(path: Path) -> list[Row]:
+    if not path.exists():
+        return []
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+@dataclass
+class ResultsFile:
+    """``results.csv`` of a study's output directory, opened for appending.
+
+    On open it checks that the directory belongs to this study (same
+    fingerprint in ``study.json``), drops a torn last line and the rows of any
+    point that is not complete (fewer rows than analyses), and reports the
+    points already done."""
+
+    study: Study
+    fresh: bool = False
+
+    def __post_init__(self) -> None:
+        out = self.study.output
+        out.mkdir(parents=True, exist_ok=True)
+        self.path = out / "results.csv"
+        meta_path = out / "study.json"
+        cols = columns(self.study)
+        if self.fresh:
+            for name in ("results.csv", "summary.csv", "results.parquet"):
+                (out / name).unlink(missing_ok=True)
+        if self.path.exists() and meta_path.exists():
+            try:
+                meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as e:
+                raise StudyError(f"{meta_path}: unreadable ({e}); use --fresh") from None
+            if meta.get("fingerprint") != self.study.fingerprint:
+                raise StudyError(
+                    f"{out} holds results of a different study (fingerprint "
+                    f"{meta.get('fingerprint')}, this study {self.study.fingerprint}): "
+                    "use --fresh to discard them, or another output directory"
+                )
+        elif self.path.exists():
+            raise StudyError(f"{self.path} exists without study.json; use --fresh or move it")
+        meta_path.write_text(
+            json.dumps(
+                {
+                    "name": self.study.name,
+                    "study_file": str(self.study.path),
+                    "fingerprint": self.study.fingerprint,
+                    "columns": cols,
+                },
+                indent=2,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
+        self.done: set[str] = set()
+        self._repair(cols)
+        new = not self.path.exists()
+        self._file: IO[str] = self.path.open("a", newline="", encoding="utf-8")
+        self._writer = csv.DictWriter(self._file, fieldnames=cols, lineterminator="\n")
+        if new:
+            self._writer.writeheader()
+            self._file.flush()
+
+    def _repair(self, cols: list[str]) -> None:
+        if not self.path.exists():
+            return
+        raw = self.path.read_bytes()
+        torn = bool(raw) and not raw.endswith(b"\n")
+        rows = read_rows(self.path)
+        with self.path.open(newline="", encoding="utf-8") as f:
+            header = next(csv.reader(f), None)
+        if header != cols:
+            raise StudyError(
+                f"{self.path}: columns {header} differ from this study's {cols}; use --fresh"
+            )
+        if torn and rows:
+            rows.pop()  # the line being written when the run stopped
+        want = {a for a, _ in self.study.analyses}
+        got: dict[str, set[str]] = {}
+        for r in rows:
+            got.setdefault(r["point"], set()).add(r["analysis"])
+        complete = {p for p, a in got.items() if a == want}
+        keep = [r for r in rows if r["point"] in complete]
+        if torn or len(keep) != len(rows):
+            tmp = self.path.with_suffix(".csv.tmp")
+            with tmp.open("w", newline="", encoding="utf-8") as f:
+                w = csv.DictWriter(f, fieldnames=cols, lineterminator="\n")
+                w.writeheader()
+                w.writerows(keep)
+            os.replace(tmp, self.path)
+        self.done = complete
+
+    def append(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Append one point's rows in a single write, then flush."""
+        self._writer.writerows(rows)
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _f(v: str) -> float:
+    return float(v) if v else math.nan
+
+
+def summarize(study: Study, rows: Iterable[Row]) -> list[dict[str, Any]]:
+    """One row per (axis combination, analysis), over its chunks: sets,
+    schedulable ratio, mean utilizations, mean and standard deviation of the
+    breakdown utilization (also divided by ``cores`` when there is one)."""
+    groups: dict[tuple[str, ...], list[Row]] = {}
+    axes = list(study.axes)
+    for r in rows:
+        groups.setdefault((*[r[a] for a in axes], r["analysis"]), []).append(r)
+    out = []
+    for key, rs in groups.items():
+        sets = sum(int(r["sets"]) for r in rs)
+        s: dict[str, Any] = dict(zip([*axes, "analysis"], key))
+        s["sets"] = sets
+        s["utilization_mean"] = sum(_f(r["utilization_mean"]) * int(r["sets"]) for r in rs) / sets
+        s["effective_utilization_mean"] = (
+            sum(_f(r["effective_utilization_mean"]) * int(r["sets"]) for r in rs) / sets
+        )
+        if all(r["schedulable"] for r in rs):
+            s["schedulable"] = sum(int(r["schedulable"]) for r in rs)
+            s["ratio"] = s["schedulable"] / sets
+        b = breakdowns(rs)
+        if b:
+            mean = sum(b) / len(b)
+            s["breakdown_mean"] = mean
+            s["breakdown_std"] = math.sqrt(sum((x - mean) ** 2 for x in b) / len(b))
+            cores = _cores(study, rs[0])
+            if cores:
+                s["breakdown_per_core_mean"] = mean / cores
+        out.append(s)
+    return out
+
+
+def breakdowns(rows: Iterable[Row]) -> list[float]:
+    return [float(x) for r in rows for x in r.get("breakdown", "").split()]
+
+
+def _cores(study: Study, row: Row) -> float | None:
+    v = row.get("cores", study.parameters.get("cores"))
+    try:
+        return float(v) if v not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+
+
+def write_summary(study: Study, rows: list[Row]) -> Path:
+    summary = summarize(study, rows)
+    path = study.output / "summary.csv"
+    cols: list[str] = []
+    for s in summary:
+        cols += [k for k in s if k not in cols]
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=cols, lineterminator="\n")
+        w.writeheader()
+        w.writerows(summary)
+    return path
+
+
+def write_parquet(study: Study) -> Path | None:
+    """``results.parquet`` beside ``results.csv`` when pyarrow is importable."""
+    try:
+        pacsv: Any = importlib.import_module("pyarrow.csv")
+        pq: Any = importlib.import_module("pyarrow.parquet")
+    except ImportError:
+        return None
+    src = study.output / "results.csv"
+    path = study.output / "results.parquet"
+    opts = pacsv.ConvertOptions(
+        column_types={"point": "string", "breakdown": "string", "analysis": "string"}
+    )
+    pq.write_table(pacsv.read_csv(src, convert_options=opts), path)
+    return path

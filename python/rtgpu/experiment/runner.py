@@ -1,0 +1,197 @@
+"""Running a study on Dask: points are submitted to a LocalCluster of
+worker processes on this machine, or to any Dask scheduler, and their rows
+are appended to ``results.csv`` as they finish."""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import logging
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from .progress import Progress
+from .registry import ANALYSES, Job
+from .results import ResultsFile, read_rows, write_parquet, write_summary
+from .study import Point, Study, StudyError, _fmt
+
+__all__ = ["RunResult", "compute_point", "run"]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one run did."""
+
+    output: Path
+    points: int
+    computed: int
+    resumed: int
+    sets_computed: int
+    seconds: float
+    files: tuple[Path, ...]
+
+    @property
+    def sets_per_second(self) -> float:
+        return self.sets_computed / self.seconds if self.seconds > 0 else 0.0
+
+
+def compute_point(
+    point: Point,
+    spec: str,
+    analyses: tuple[tuple[str, tuple[str, ...]], ...],
+    axes: tuple[str, ...],
+) -> list[dict[str, Any]]:
+    """Runs every analysis of a study on one point; the rows to append.
+    Runs on a Dask worker (a plain function of picklable values)."""
+    params = point.params
+    rows = []
+    for name, metrics in analyses:
+        start = time.perf_counter()
+        job = Job(spec=spec, seed=point.seed, first=point.first, sets=point.sets, params=params)
+        o = ANALYSES[name].run(job, metrics)
+        n = max(o.sets, 1)
+        row: dict[str, Any] = {"point": point.key, "chunk": point.chunk}
+        row.update({a: _fmt(params[a]) for a in axes})
+        row.update(
+            analysis=name,
+            sets=o.sets,
+            tasks_mean=f"{o.tasks_sum / n:.6g}",
+            utilization_mean=f"{o.utilization_sum / n:.6g}",
+            effective_utilization_mean=f"{o.effective_utilization_sum / n:.6g}",
+            schedulable="" if o.schedulable is None else o.schedulable,
+            breakdown=" ".join(f"{x:.6g}" for x in o.breakdown),
+            seconds=f"{time.perf_counter() - start:.4f}",
+        )
+        rows.append(row)
+    return rows
+
+
+def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
+    try:
+        dist: Any = importlib.import_module("distributed")
+    except ImportError:
+        raise StudyError(
+            "rtgpu experiment needs Dask: pip install 'dask[distributed]>=2023.1'"
+        ) from None
+    if scheduler:
+        try:
+            return dist.Client(scheduler, timeout="20s"), None
+        except (OSError, TimeoutError) as e:
+            raise StudyError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
+    n = workers or os.cpu_count() or 1
+    cluster = dist.LocalCluster(
+        n_workers=n,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    )
+    return dist.Client(cluster), cluster
+
+
+def run(
+    study: Study,
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    client: Any = None,
+    progress: bool = True,
+    plots: bool = True,
+    fresh: bool = False,
+    on_point: Callable[[str, list[dict[str, Any]]], None] | None = None,
+) -> RunResult:
+    """Run ``study``: every point not already in ``results.csv`` is computed
+    once and appended; then ``summary.csv``, ``results.parquet`` (with
+    pyarrow) and the plots are written.
+
+    ``client``: an existing ``distributed.Client`` to use; otherwise one is
+    made for ``scheduler`` (an address such as ``tcp://host:8786``) or for a
+    new LocalCluster of ``workers`` processes (default: one per CPU).
+    ``on_point(key, rows)`` is called after each point's rows are written.
+    """
+    start = time.perf_counter()
+    results = ResultsFile(study, fresh=fresh)
+    points = list(study.points())
+    todo = [p for p in points if p.key not in results.done]
+    resumed = len(points) - len(todo)
+    total_sets = sum(p.sets for p in points)
+    done_sets = total_sets - sum(p.sets for p in todo)
+    computed = 0
+    cluster = None
+    own_client = client is None
+    try:
+        if todo:
+            if own_client:
+                client, cluster = _client(scheduler, workers)
+            bar = Progress(total_sets, done_sets, study.name, enabled=progress)
+            try:
+                for rows, p in _stream(client, study, todo):
+                    results.append(rows)
+                    computed += 1
+                    bar.update(p.sets)
+                    if on_point is not None:
+                        on_point(p.key, rows)
+            finally:
+                bar.close()
+    finally:
+        results.close()
+        if own_client and client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+    rows = read_rows(results.path)
+    files = [results.path, write_summary(study, rows)]
+    pq = write_parquet(study)
+    if pq is not None:
+        files.append(pq)
+    if plots and study.plots:
+        from .plots import plot_study
+
+        files += plot_study(study, rows)
+    elapsed = time.perf_counter() - start
+    return RunResult(
+        output=study.output,
+        points=len(points),
+        computed=computed,
+        resumed=resumed,
+        sets_computed=sum(p.sets for p in todo) if todo else 0,
+        seconds=elapsed,
+        files=tuple(files),
+    )
+
+
+def _stream(client: Any, study: Study, todo: list[Point]) -> Iterator[tuple[list[Any], Point]]:
+    """Submits points with a bounded window (a few per worker, so a study of
+    millions of points does not flood the scheduler) and yields each point's
+    rows as it finishes, in completion order."""
+    as_completed: Any = importlib.import_module("distributed").as_completed
+    nworkers = max(len(client.scheduler_info().get("workers", {})), 1)
+    window = max(4 * nworkers, 8)
+    pending = iter(todo)
+    by_key: dict[str, Point] = {}
+
+    def submit(p: Point) -> Any:
+        spec = study.generator_spec(p.params)
+        fut = client.submit(compute_point, p, spec, study.analyses, tuple(study.axes), pure=False)
+        by_key[fut.key] = p
+        return fut
+
+    ac = as_completed([submit(p) for p in itertools.islice(pending, window)])
+    for fut in ac:
+        p = by_key.pop(fut.key)
+        try:
+            rows = fut.result()
+        except Exception as e:
+            for other in list(ac.futures):
+                other.cancel()
+            raise StudyError(f"point {p.key} failed: {type(e).__name__}: {e}") from e
+        finally:
+            fut.release()
+        nxt = next(pending, None)
+        if nxt is not None:
+            ac.add(submit(nxt))
+        yield rows, p

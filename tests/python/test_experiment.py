@@ -1,0 +1,366 @@
+"""rtgpu.experiment: generators, study files, and the Dask runner on a real
+multi-process LocalCluster (a worker is killed mid-study; the study still
+finishes with every point exactly once), resume after an interruption."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rtgpu
+import rtgpu.experiment as ex
+
+distributed = pytest.importorskip("distributed")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+GEN = """
+[generator]
+utilizations = { kind = "uniform", lo = 0.0, hi = 0.4, total = "= cores", overshoot = "keep" }
+periods = { kind = "uniform", lo = "100 us", hi = "5000 us", granularity = "1 us" }
+"""
+
+
+def study_text(sets: int = 40, chunk: int = 5, cores: str = "[2, 4]", extra: str = "") -> str:
+    return f"""
+name = "t"
+seed = 7
+sets = {sets}
+chunk = {chunk}
+{GEN}
+[axes]
+cores = {cores}
+[[analysis]]
+name = "pdms-hpts-ds"
+metrics = ["ratio", "breakdown"]
+[[analysis]]
+name = "first-fit"
+metrics = ["breakdown"]
+{extra}
+"""
+
+
+def write_study(tmp: Path, text: str) -> ex.Study:
+    p = tmp / "study.toml"
+    p.write_text(text)
+    return ex.load_study(p)
+
+
+def rows_of(study: ex.Study) -> list[dict[str, str]]:
+    with (study.output / "results.csv").open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def assert_exactly_once(study: ex.Study) -> list[dict[str, str]]:
+    rows = rows_of(study)
+    keys = Counter((r["point"], r["analysis"]) for r in rows)
+    want = {(p.key, a) for p in study.points() for a, _ in study.analyses}
+    dup = [k for k, n in keys.items() if n > 1]
+    assert not dup, f"points written more than once: {dup}"
+    assert set(keys) == want, f"missing: {want - set(keys)}, extra: {set(keys) - want}"
+    return rows
+
+
+# -- generators ---------------------------------------------------------------
+
+
+class TestGenerate:
+    SPEC = json.dumps(
+        {
+            "utilizations": {"kind": "randfixedsum", "n": 12, "total": 3.0, "lo": 0.05, "hi": 0.6},
+            "periods": {"kind": "harmonic", "lo": 1_000_000, "hi": 64_000_000},
+            "gpu": {
+                "share": [0.5, 0.5],
+                "part": [0.75, 0.75],
+                "data": [1024, 4096],
+                "eta": [1, 6],
+                "speedup": 16,
+            },
+        }
+    )
+
+    def test_reproducible_with_gpu(self) -> None:
+        a = ex.generate(self.SPEC, 5)
+        assert a == ex.generate(self.SPEC, 5) or [t for t, _ in a] == [
+            t for t, _ in ex.generate(self.SPEC, 5)
+        ]
+        assert [t for t, _ in a] != [t for t, _ in ex.generate(self.SPEC, 6)]
+        assert len(a) == 12
+        gpu = [(t, g) for t, g in a if g is not None]
+        assert len(gpu) == 6
+        for t, g in gpu:
+            assert 1 <= g.eta <= 6 and 1024 <= g.bytes <= 4096
+            assert abs(g.time - 0.75 * t.wcet) <= 1
+        periods = {t.period for t, _ in a}
+        assert all(64_000_000 % p == 0 for p in periods)
+        u = sum(t.utilization for t, _ in a)
+        assert u == pytest.approx(3.0, abs=1e-3)
+
+    def test_bad_spec_names_field(self) -> None:
+        bad = json.loads(self.SPEC)
+        bad["gpu"]["share"] = [0.7, 0.2]
+        with pytest.raises(ValueError, match=r"gpu\.share"):
+            ex.generate(json.dumps(bad), 1)
+        bad = json.loads(self.SPEC)
+        bad["utilizations"]["kind"] = "uunifas"
+        with pytest.raises(ValueError, match="unknown variant"):
+            ex.generate(json.dumps(bad), 1)
+
+    def test_set_seed_independent_of_chunking(self, tmp_path: Path) -> None:
+        s1 = write_study(tmp_path, study_text(sets=12, chunk=12, cores="[2]"))
+        s2 = s1.__class__(**{**s1.__dict__, "chunk": 5})
+        one = ex.compute_point(next(s1.points()), s1.generator_spec({"cores": 2}), s1.analyses, ())
+        parts = [
+            ex.compute_point(p, s2.generator_spec({"cores": 2}), s2.analyses, ())
+            for p in s2.points()
+        ]
+        joined = " ".join(r[0]["breakdown"] for r in parts)
+        assert one[0]["breakdown"] == joined
+        assert int(one[0]["schedulable"]) == sum(int(r[0]["schedulable"]) for r in parts)
+
+
+# -- study files ----------------------------------------------------------------
+
+
+class TestStudyFile:
+    @pytest.mark.parametrize(
+        ("change", "message"),
+        [
+            (lambda t: t.replace('name = "first-fit"', 'name = "frist-fit"'), "unknown analysis"),
+            (lambda t: t.replace('["breakdown"]', '["tardiness"]'), "cannot compute metric"),
+            (lambda t: t.replace('["breakdown"]', '["response-time"]'), "needs simulation"),
+            (lambda t: t.replace("[axes]\ncores = [2, 4]", ""), "needs parameter"),
+            (lambda t: t.replace('"= cores"', '"= coers"'), "unknown name 'coers'"),
+            (lambda t: t.replace("lo = 0.0, hi = 0.4", "lo = 0.5, hi = 0.4"), r"\[generator\]"),
+            (lambda t: t + "\nbogus = 1\n", "unknown key"),
+            (lambda t: t.replace("sets = 40", "sets = 0"), "sets must be >= 1"),
+            (lambda t: t + "\n[simulation]\nx = 1\n", "not available"),
+            (lambda t: t.replace("cores = [2, 4]", "cores = [2, 2]"), "repeated values"),
+            (lambda t: t + '\n[[plot]]\nkind = "pie"\n', "kind must be one of"),
+            (lambda t: t.replace("seed = 7", "seed = [7"), "invalid TOML"),
+        ],
+    )
+    def test_clear_errors(self, tmp_path: Path, change: Any, message: str) -> None:
+        with pytest.raises(ex.StudyError, match=message) as e:
+            write_study(tmp_path, change(study_text()))
+        assert str(tmp_path / "study.toml") in str(e.value)
+
+    def test_generator_checked_at_every_combination(self, tmp_path: Path) -> None:
+        text = study_text(cores="[2, 4]").replace('"= cores"', '"= 8 - 2 * cores"')
+        with pytest.raises(ex.StudyError, match="cores=4"):
+            write_study(tmp_path, text)
+
+    def test_points_ranges_and_units(self, tmp_path: Path) -> None:
+        text = study_text(sets=12, chunk=5, cores="{ from = 2, to = 8, step = 2 }")
+        s = write_study(tmp_path, text)
+        assert s.axes["cores"] == (2, 4, 6, 8)
+        pts = list(s.points())
+        assert len(pts) == 4 * 3 and [p.sets for p in pts[:3]] == [5, 5, 2]
+        assert len({p.key for p in pts}) == len(pts)
+        spec = json.loads(s.generator_spec({"cores": 4}))
+        assert spec["utilizations"]["total"] == 4
+        assert spec["periods"]["lo"] == 100_000 and spec["periods"]["granularity"] == 1000
+        assert s.output == tmp_path / "results" / "t"
+        other = write_study(tmp_path, text.replace("seed = 7", "seed = 8"))
+        assert s.fingerprint != other.fingerprint
+
+    def test_bundled_studies_load(self) -> None:
+        for p in sorted((ROOT / "studies").glob("*.toml")):
+            s = ex.load_study(p)
+            assert s.plots, p
+
+
+# -- the Dask runner --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def slow_study(tmp: Path, n: int = 24) -> ex.Study:
+    # m = 16 breakdown under PDMS_HPTS_DS takes tens of ms per set: points
+    # last long enough that a kill lands while some are running.
+    return write_study(tmp, study_text(sets=n, chunk=2, cores="[8, 16]"))
+
+
+class TestRunner:
+    def test_worker_killed_mid_study(self, tmp_path: Path, client: Any) -> None:
+        study = slow_study(tmp_path)
+        killed: list[int] = []
+        before = set(client.scheduler_info()["workers"])
+
+        def kill_one(key: str, rows: list[dict[str, Any]]) -> None:
+            if killed:
+                return
+            busy = [w for w, keys in client.processing().items() if keys]
+            if not busy:
+                return
+            pid = client.run(os.getpid, workers=[busy[0]])[busy[0]]
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+
+        r = ex.run(study, client=client, progress=False, plots=False, on_point=kill_one)
+        assert killed, "no worker was busy when points finished"
+        assert r.computed == r.points == len(list(study.points()))
+        rows = assert_exactly_once(study)
+        # The nanny restarted the killed worker: a new worker address.
+        deadline = time.time() + 30
+        while len(client.scheduler_info()["workers"]) < 2 and time.time() < deadline:
+            time.sleep(0.2)
+        assert set(client.scheduler_info()["workers"]) != before
+        # Every row equals the same point computed here, in this process.
+        by_key = {(r["point"], r["analysis"]): r for r in rows}
+        for p in list(study.points())[:3]:
+            for row in ex.compute_point(
+                p, study.generator_spec(p.params), study.analyses, tuple(study.axes)
+            ):
+                got = by_key[(row["point"], row["analysis"])]
+                assert got["breakdown"] == row["breakdown"]
+                assert got["schedulable"] == str(row["schedulable"])
+
+    def test_interrupted_study_resumes(self, tmp_path: Path, client: Any) -> None:
+        study = write_study(tmp_path, study_text(sets=30, chunk=3, cores="[2, 4]"))
+        total = len(list(study.points()))
+
+        class StopError(Exception):
+            pass
+
+        seen: list[str] = []
+
+        def stop_after_four(key: str, rows: list[dict[str, Any]]) -> None:
+            seen.append(key)
+            if len(seen) == 4:
+                raise StopError
+
+        with pytest.raises(StopError):
+            ex.run(study, client=client, progress=False, plots=False, on_point=stop_after_four)
+        assert len({r["point"] for r in rows_of(study)}) == 4
+        # A torn last line (the process died while writing) is dropped.
+        with (study.output / "results.csv").open("a") as f:
+            f.write("cores=4#9,9,4,pdms-hpts-ds,3,1")
+        again: list[str] = []
+        r = ex.run(
+            study,
+            client=client,
+            progress=False,
+            plots=True,
+            on_point=lambda k, rows: again.append(k),
+        )
+        assert r.resumed == 4 and r.computed == total - 4
+        assert not set(again) & set(seen), "a finished point was computed again"
+        assert_exactly_once(study)
+        # Nothing left: a third run computes nothing.
+        r3 = ex.run(study, client=client, progress=False, plots=False)
+        assert (r3.computed, r3.resumed) == (0, total)
+        for name in ("ratio", "breakdown"):
+            for ext in ("png", "svg"):
+                f = study.output / f"{name}.{ext}"
+                assert f.stat().st_size > 1000, f
+        summary = list(csv.DictReader((study.output / "summary.csv").open()))
+        assert {(s["cores"], s["analysis"]) for s in summary} == {
+            (c, a) for c in ("2", "4") for a in ("pdms-hpts-ds", "first-fit")
+        }
+        assert all(int(s["sets"]) == 30 for s in summary)
+        if _has("pyarrow"):
+            import pyarrow.parquet as pq
+
+            assert pq.read_table(study.output / "results.parquet").num_rows == 2 * total
+
+    def test_other_study_in_same_output_is_refused(self, tmp_path: Path, client: Any) -> None:
+        study = write_study(tmp_path, study_text(sets=4, chunk=4, cores="[2]"))
+        ex.run(study, client=client, progress=False, plots=False)
+        other = write_study(tmp_path, study_text(sets=4, chunk=4, cores="[2]").replace("7", "9"))
+        with pytest.raises(ex.StudyError, match="different study"):
+            ex.run(other, client=client, progress=False, plots=False)
+        r = ex.run(other, client=client, progress=False, plots=False, fresh=True)
+        assert r.computed == 1
+
+
+def _has(module: str) -> bool:
+    try:
+        __import__(module)
+    except ImportError:
+        return False
+    return True
+
+
+# -- the command line ---------------------------------------------------------------
+
+
+def rtgpu_binary() -> Path | None:
+    for profile in ("debug", "release"):
+        p = ROOT / "target" / profile / "rtgpu"
+        if p.is_file():
+            return p
+    return None
+
+
+class TestCommand:
+    def test_python_module_runs_and_resumes(self, tmp_path: Path) -> None:
+        s = write_study(tmp_path, study_text(sets=6, chunk=3, cores="[2]"))
+        cmd = [sys.executable, "-m", "rtgpu.experiment", str(s.path), "--workers", "1"]
+        out = subprocess.run([*cmd, "--quiet"], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert "2 points (2 computed, 0 already done)" in out.stdout
+        out = subprocess.run([*cmd, "--quiet"], capture_output=True, text=True, timeout=120)
+        assert "(0 computed, 2 already done)" in out.stdout
+
+    def test_rtgpu_experiment(self, tmp_path: Path) -> None:
+        exe = rtgpu_binary()
+        if exe is None:
+            pytest.skip("target/*/rtgpu not built (cargo build)")
+        env = {**os.environ, "RTGPU_PYTHON": sys.executable}
+        s = write_study(tmp_path, study_text(sets=4, chunk=2, cores="[2]"))
+        out = subprocess.run(
+            [str(exe), "experiment", str(s.path), "--workers", "1", "--no-plots"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+        assert out.returncode == 0, out.stderr
+        assert "sets/s" in out.stdout and "%" in out.stderr  # progress bar with rate
+        assert_exactly_once(s)
+        bad = subprocess.run(
+            [str(exe), "experiment", str(tmp_path / "missing.toml")],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert bad.returncode == 2 and "no such study file" in bad.stderr
+        nopy = subprocess.run(
+            [str(exe), "experiment", str(s.path)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "RTGPU_PYTHON": str(tmp_path / "no-python")},
+        )
+        assert nopy.returncode == 2 and "RTGPU_PYTHON" in nopy.stderr
+        invalid = tmp_path / "bad.toml"
+        invalid.write_text(study_text().replace("sets = 40", "sets = -1"))
+        out = subprocess.run(
+            [str(exe), "experiment", str(invalid)], capture_output=True, text=True, env=env
+        )
+        assert out.returncode == 2 and "sets must be >= 1" in out.stderr
+
+
+def test_public_names() -> None:
+    assert rtgpu.experiment is ex
+    assert "pdms-hpts-ds" in ex.ANALYSES and set(ex.METRICS) == {"ratio", "breakdown"}
