@@ -207,10 +207,18 @@ fn exported_overheads_feed_analyze() {
     let ticks = |o: &Output| -> u64 {
         let v: serde_json::Value = serde_json::from_str(&out(o)).expect("analyze JSON");
         assert_eq!(v["tasks"][0]["name"], "joint-control");
-        v["tasks"][0]["charges"]["ticks"].as_u64().expect("ticks charge")
+        v["tasks"][0]["charges"]["ticks"]
+            .as_u64()
+            .expect("ticks charge")
     };
     let plain = rtgpu(&["analyze", "--json", &example("quickstart.toml")]);
-    let with = rtgpu(&["analyze", "--json", &example("quickstart.toml"), "--overheads", oh.to_str().expect("utf8")]);
+    let with = rtgpu(&[
+        "analyze",
+        "--json",
+        &example("quickstart.toml"),
+        "--overheads",
+        oh.to_str().expect("utf8"),
+    ]);
     assert_eq!(ticks(&plain), 0);
     assert_eq!(ticks(&with), 33_000);
     // A bad overheads file: exit 2, file:line:column and field.
@@ -272,15 +280,18 @@ fn record_then_report() {
         "sleep",
         "0.1",
     ]);
-    if !tracefs_writable() {
-        // Without permission: a clear message, not a crash.
+    if !o.status.success() {
+        // Without tracefs or permission: a clear message, not a crash.
         assert_eq!(o.status.code(), Some(2));
         let e = err(&o);
+        assert!(
+            !tracefs_writable(),
+            "tracefs is writable but record failed: {e}"
+        );
         assert!(e.contains("needs root") || e.contains("tracefs"), "{e}");
-        eprintln!("SKIP record_then_report: tracefs not writable here ({e})");
+        eprintln!("SKIP record_then_report: cannot trace here ({e})");
         return;
     }
-    assert!(o.status.success(), "{}", err(&o));
     let s = out(&o);
     assert!(
         s.contains("events dropped by the kernel: 0") || s.contains("WARNING: the kernel dropped"),
