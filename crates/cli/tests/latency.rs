@@ -395,3 +395,41 @@ fn ctrl_c_stops_cleanly_and_keeps_the_trace() {
     let on = std::fs::read_to_string("/sys/kernel/tracing/tracing_on").unwrap_or_default();
     assert_eq!(on.trim(), "1");
 }
+
+#[test]
+fn occurrences_csv_lists_every_occurrence() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let csv = dir.path().join("o.csv");
+    let f = fixture("host-perf-script.txt");
+    let o = rtgpu(&[
+        "latency",
+        "report",
+        "--json",
+        &f,
+        "--occurrences",
+        csv.to_str().expect("utf8"),
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).expect("json");
+    let counted: u64 = v["cpus"]
+        .as_array()
+        .expect("cpus")
+        .iter()
+        .flat_map(|c| c["sources"].as_array().expect("sources").iter())
+        .map(|s| s["count"].as_u64().expect("count"))
+        .sum();
+    let text = std::fs::read_to_string(&csv).expect("csv written");
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("cpu,kind,source,start_ns,duration_ns,task")
+    );
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len() as u64, counted);
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("0,irq,\"irq 41 virtio3-rx\",5373695090000,7000,")),
+        "{}",
+        &text[..400.min(text.len())]
+    );
+}
