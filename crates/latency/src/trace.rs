@@ -542,7 +542,9 @@ impl Builder {
                 if let Some(top) = c.stack.last_mut() {
                     top.woke = true;
                 }
-                if let Some(t) = field(e.fields, "target_cpu").and_then(|v| v.parse::<u32>().ok()) {
+                let target = field(e.fields, "target_cpu").and_then(|v| v.parse::<u32>().ok());
+                // (a malformed target beyond Linux's CPUs is ignored: found by fuzzing)
+                if let Some(t) = target.filter(|&t| t < crate::parse::MAX_CPUS) {
                     if t != e.cpu {
                         let tc = self.cpu(t);
                         tc.pending_wakeup.get_or_insert(e.ts);
@@ -1043,6 +1045,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(t.overheads.ipi, Some(7_000));
+    }
+
+    #[test]
+    fn a_huge_wakeup_target_is_ignored() {
+        // Fuzz finding: `target_cpu=6294334` made the per-CPU table huge.
+        let t = parse_trace("# tracer: nop\n  a-1 [000] d..2. 1.0: sched_waking: comm=x pid=5 prio=1 target_cpu=6294334\n").unwrap();
+        assert_eq!(t.cpus.len(), 1);
     }
 
     #[test]

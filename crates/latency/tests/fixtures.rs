@@ -220,3 +220,20 @@ fn fuzz_findings_stay_fixed() {
         "{e}"
     );
 }
+
+#[test]
+fn fuzz_finding_huge_wakeup_target() {
+    // cargo-fuzz (parse_trace_cmd): `target_cpu=6294334` in a sched_waking
+    // made the per-CPU tables allocate gigabytes through the IPI
+    // bookkeeping. Now ignored; whatever else the input holds is judged as
+    // usual.
+    let p = format!(
+        "{}/tests/fixtures/fuzz-huge-wakeup-target.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
+    assert!(text.contains("target_cpu=6294334"));
+    if let Ok(t) = rtgpu_latency::trace::parse_trace_as(&text, Format::TraceCmd) {
+        assert!(t.cpus.len() <= 2);
+    }
+}
