@@ -352,8 +352,16 @@ fn record_inner(t: &Path, opts: &RecordOptions, s: &mut RecordSummary) -> Result
             Err(e) => Err(io_err("cannot read trace_pipe")(e)),
         }
     };
+    // On an error, still stop the threads, the workload and tracing below.
+    let mut failed = None;
     loop {
-        let n = pump(&mut out, s)?;
+        let n = match pump(&mut out, s) {
+            Ok(n) => n,
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
+        };
         if SIGINT_SEEN.load(Ordering::SeqCst) {
             s.interrupted = true;
             break;
@@ -386,12 +394,14 @@ fn record_inner(t: &Path, opts: &RecordOptions, s: &mut RecordSummary) -> Result
     let _ = write_file(t, "tracing_on", "0");
     // Drain what is left: read until the pipe stays empty.
     let mut empty = 0;
-    while empty < 3 {
-        if pump(&mut out, s)? == 0 {
-            empty += 1;
-            std::thread::sleep(Duration::from_millis(10));
-        } else {
-            empty = 0;
+    while empty < 3 && failed.is_none() {
+        match pump(&mut out, s) {
+            Ok(0) => {
+                empty += 1;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Ok(_) => empty = 0,
+            Err(e) => failed = Some(e),
         }
     }
     if let Some(mut c) = child {
@@ -400,6 +410,9 @@ fn record_inner(t: &Path, opts: &RecordOptions, s: &mut RecordSummary) -> Result
         s.workload_status = c.wait().ok().map(|st| format!("{st} (stopped by rtgpu)"));
     }
     restore_sigint(old);
+    if let Some(e) = failed {
+        return Err(e);
+    }
     for cpu in 0..ncpu {
         let text = read_file(t, &format!("per_cpu/cpu{cpu}/stats"));
         let num = |k: &str| {
