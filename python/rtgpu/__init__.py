@@ -20,7 +20,8 @@ Task sets built in code::
 
 Modules: :mod:`rtgpu.fp` (uniprocessor fixed priority), :mod:`rtgpu.edf`,
 :mod:`rtgpu.global_fp`, :mod:`rtgpu.bounds` (seed 003 bounds),
-:mod:`rtgpu.generate` (random task sets).
+:mod:`rtgpu.generate` (random task sets), :mod:`rtgpu.gpu_analysis`
+(k-FMLP / GPUSync blocking, overhead-aware tests).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import os
 from collections.abc import Iterable
 from typing import Literal
 
-from . import _rtgpu, bounds, edf, fp, generate, global_fp
+from . import _rtgpu, bounds, edf, fp, generate, global_fp, gpu_analysis
 from ._enums import TaskVerdict, Verdict
 from ._errors import Diagnostic, WorkloadError
 from ._rtgpu import (
@@ -80,6 +81,7 @@ __all__ = [
     "fp",
     "generate",
     "global_fp",
+    "gpu_analysis",
     "json_schema",
     "load_workload",
     "parse_duration",

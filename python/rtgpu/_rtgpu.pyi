@@ -2,7 +2,7 @@
 # re-exported by rtgpu/__init__.py and the rtgpu.* submodules; prefer those.
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, final
 
 from rtgpu._enums import TaskVerdict, Verdict
@@ -460,3 +460,75 @@ def experiment_batch(
     ratio: bool = True,
     breakdown: bool = False,
 ) -> Batch: ...
+
+# rtgpu.gpu_analysis
+@final
+class KfmlpBlocking:
+    @property
+    def l_aware(self) -> int: ...
+    @property
+    def l_oblivious(self) -> int: ...
+    @property
+    def exact(self) -> int: ...
+    @property
+    def exact_solved(self) -> bool: ...
+
+@final
+class GpuSyncBlocking:
+    @property
+    def token_blocking(self) -> int: ...
+    @property
+    def engine_blocking(self) -> int: ...
+    @property
+    def token_hold_time(self) -> int: ...
+    @property
+    def total(self) -> int: ...
+
+@final
+class GpuSetResult:
+    @property
+    def schedulable(self) -> bool: ...
+    @property
+    def iterations(self) -> int: ...
+    @property
+    def clusters(self) -> list[int]: ...
+    @property
+    def inflated_costs(self) -> list[int]: ...
+    @property
+    def gpu_blocking(self) -> list[int]: ...
+    @property
+    def interrupt_counts(self) -> list[int]: ...
+    @property
+    def tardiness(self) -> list[int | None]: ...
+    @property
+    def response_times(self) -> list[int | None]: ...
+    @property
+    def inflated_utilization(self) -> list[float]: ...
+
+def kfmlp_blocking(others: Sequence[int], k: int) -> KfmlpBlocking: ...
+def gpusync_blocking(
+    cpus: int,
+    gpus: int,
+    rho: int,
+    copy_locking_name: str,
+    copy_requests: Sequence[int],
+    exec_requests: Sequence[int],
+    copy_max: int,
+    exec_max: int,
+    cpu_max: int,
+) -> list[GpuSyncBlocking]: ...
+def gpusync_best_rho(
+    cpus: int, gpus: int, copy_locking_name: str, max_rho: int
+) -> tuple[int, int]: ...
+def gpusync_copy_requests(transfers: Sequence[int], chunk: int | None) -> int: ...
+def overhead_aware_test(
+    tasks: Sequence[tuple[int, int, int, int, int]],
+    clusters: Sequence[tuple[int, int]],
+    scheduler: str = ...,
+    method_name: str = ...,
+    base: str = ...,
+    overheads: Mapping[str, int] | None = ...,
+    bound: str = ...,
+) -> GpuSetResult: ...
+def effective_utilization(tasks: Sequence[tuple[int, int, int]], speedup: float) -> float: ...
+def vgpu_service_time(budget: int, period: int, work: int, other_op: int) -> int | None: ...

@@ -11,6 +11,12 @@
 //!   Theorems 6-7, SBLW).
 //! - [`global_fp`]: global / clustered fixed priority response-time bounds.
 //! - [`edf`]: G-EDF / C-EDF bounded tardiness (soft real time).
+//! - [`kfmlp`]: k-FMLP blocking bounds (seed 000 App. A, Theorems 1-2 and
+//!   the exact ILP of Eq. 3).
+//! - [`gpusync`]: GPUSync token and engine blocking (seed 004 App. A).
+//! - [`overheads`]: overhead-aware accounting (seed 000 App. B, Eqs. 6-24)
+//!   and the overhead-aware C-EDF / C-RM test on generated task sets.
+//! - [`vgpu`]: vGPU reservation bounds (seed 001; our own derivation).
 //!
 //! - [`generate`] and [`experiment`]: seeded random task sets and batch
 //!   evaluation (schedulable counts, breakdown utilization) for studies.
@@ -27,8 +33,13 @@ pub mod experiment;
 pub mod fp;
 pub mod generate;
 pub mod global_fp;
+pub mod gpusync;
+pub mod kfmlp;
+pub mod overheads;
 pub mod partition;
 pub mod task;
+pub mod vgpu;
 pub mod workload;
+pub mod workload_gpu;
 
 pub use task::{Task, Time};

@@ -121,6 +121,49 @@ pub fn run(choice: BackendChoice, workload: Option<&Path>, quick: bool, check: b
     }
 }
 
+/// The backend `rtgpu run` uses for a workload's GPUs: CUDA (needs at
+/// least as many GPUs as the platform declares), the emulated backend of the
+/// platform, or CUDA where it loads and the emulated one otherwise (saying
+/// why).
+pub fn open_backend(
+    choice: BackendChoice,
+    platform: &rtgpu_model::Platform,
+) -> Result<Arc<dyn GpuBackend>, ExitCode> {
+    let emulated_of_platform = || {
+        EmulatedBackend::new(&EmulatedConfig::from_platform(platform))
+            .map(|b| Arc::new(b) as Arc<dyn GpuBackend>)
+            .map_err(|e| {
+                eprintln!("rtgpu: {e}");
+                ExitCode::from(2)
+            })
+    };
+    match choice {
+        BackendChoice::Emulated => emulated_of_platform(),
+        BackendChoice::Cuda => CudaBackend::open()
+            .map(|b| Arc::new(b) as Arc<dyn GpuBackend>)
+            .map_err(|e| {
+                eprintln!("rtgpu: {e}");
+                ExitCode::from(2)
+            }),
+        BackendChoice::Auto => match CudaBackend::open() {
+            Ok(b) if b.devices().len() >= platform.gpus.len() => Ok(Arc::new(b)),
+            Ok(b) => {
+                println!(
+                    "GPU backend: emulated, because the platform declares {} GPU(s) and CUDA \
+                     has {}",
+                    platform.gpus.len(),
+                    b.devices().len()
+                );
+                emulated_of_platform()
+            }
+            Err(e) => {
+                println!("GPU backend: emulated, because the CUDA backend is unavailable: {e}");
+                emulated_of_platform()
+            }
+        },
+    }
+}
+
 /// The GPUs of the workload file's platform, or one GPU with PCIe 2.0-like
 /// defaults when no file is given.
 fn emulated_config(workload: Option<&Path>) -> Result<EmulatedConfig, ExitCode> {

@@ -3,6 +3,9 @@
 //! - `rtgpu analyze FILE [--json] [--plan OUT]`: schedulability analysis of a
 //!   workload file. Exit status 0 schedulable, 1 not schedulable, 2 invalid
 //!   input (or a workload this version cannot analyse), so it can gate CI.
+//! - `rtgpu simulate FILE [--duration D] [--seed N] [--json] [--csv OUT]
+//!   [--trace OUT.json] [--svg OUT.svg] [--scenario AEDG,2MB]`: the workload
+//!   in virtual time (crates/sim); exit status 0 when no deadline is missed.
 //! - `rtgpu schema`: the JSON Schema of the workload file, for editors.
 //! - `rtgpu run FILE [--duration D]`: the workload on real threads (CPU work
 //!   so far), measured response times beside the analysed bounds.
@@ -13,8 +16,10 @@
 
 mod experiment;
 mod gpu;
+mod latency;
 mod render;
 mod run;
+mod simulate;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -51,7 +56,20 @@ enum Command {
         /// `rtgpu run` consumes, as JSON.
         #[arg(long, value_name = "OUT")]
         plan: Option<PathBuf>,
+        /// Use the `[overheads]` table of this file (as written by `rtgpu
+        /// latency report --export-overheads`) instead of the workload's.
+        #[arg(long, value_name = "FILE")]
+        overheads: Option<PathBuf>,
     },
+    /// Run the workload in virtual time with the policy core and report
+    /// per-task response times, misses, blocking, priority inversions and
+    /// engine utilization.
+    ///
+    /// Exit status: 0 no deadline missed, 1 some missed, 2 invalid input.
+    Simulate(simulate::SimulateArgs),
+    /// Measure and bound the scheduling latency (seed 002, rtsl).
+    #[command(subcommand)]
+    Latency(latency::LatencyCommand),
     /// Print the JSON Schema of the workload file format.
     Schema,
     /// Run the workload for real (CPU work so far): periodic jobs on real
@@ -77,6 +95,9 @@ enum Command {
         /// Run at ordinary priorities even where SCHED_FIFO is allowed.
         #[arg(long)]
         no_realtime: bool,
+        /// GPU backend for GPU-using tasks.
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: gpu::BackendChoice,
     },
     /// Show the GPUs, real-time privileges and NVIDIA interrupt threads the
     /// runtime would use, and optionally measure the GPU backend.
@@ -140,7 +161,14 @@ fn main() -> ExitCode {
             println!("{}", rtgpu_model::json_schema());
             ExitCode::from(EXIT_SCHEDULABLE)
         }
-        Command::Analyze { file, json, plan } => run_analyze(&file, json, plan.as_deref()),
+        Command::Analyze {
+            file,
+            json,
+            plan,
+            overheads,
+        } => run_analyze(&file, json, plan.as_deref(), overheads.as_deref()),
+        Command::Latency(cmd) => latency::run(cmd),
+        Command::Simulate(args) => simulate::run(&args),
         Command::Run {
             file,
             duration,
@@ -148,6 +176,7 @@ fn main() -> ExitCode {
             csv,
             trace,
             no_realtime,
+            backend,
         } => run::run(&run::Options {
             file: &file,
             duration: &duration,
@@ -155,6 +184,7 @@ fn main() -> ExitCode {
             csv: csv.as_deref(),
             trace: trace.as_deref(),
             realtime: !no_realtime,
+            backend,
         }),
         Command::Gpu {
             backend,
@@ -182,14 +212,28 @@ fn main() -> ExitCode {
     }
 }
 
-fn run_analyze(file: &std::path::Path, json: bool, plan_out: Option<&std::path::Path>) -> ExitCode {
-    let workload = match rtgpu_model::load_workload(file) {
+fn run_analyze(
+    file: &std::path::Path,
+    json: bool,
+    plan_out: Option<&std::path::Path>,
+    overheads: Option<&std::path::Path>,
+) -> ExitCode {
+    let mut workload = match rtgpu_model::load_workload(file) {
         Ok(w) => w,
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::from(EXIT_INVALID);
         }
     };
+    if let Some(path) = overheads {
+        match rtgpu_model::load_overheads(path) {
+            Ok(o) => workload.overheads = o,
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(EXIT_INVALID);
+            }
+        }
+    }
     let (report, plan) = analyze(&workload);
     if json {
         match serde_json::to_string_pretty(&report) {

@@ -136,6 +136,8 @@ pub fn report_text(w: &Workload, r: &Report) -> String {
         );
     }
 
+    gpu_sections(&mut o, r);
+
     let split: Vec<_> = r.tasks.iter().filter(|t| t.pieces.len() > 1).collect();
     if !split.is_empty() {
         let _ = writeln!(
@@ -265,5 +267,103 @@ mod tests {
         assert_eq!(cores_list(&[2]), "2");
         assert_eq!(cores_list(&[0, 1]), "0,1");
         assert_eq!(cores_list(&[]), "-");
+    }
+}
+
+/// The GPU and overhead breakdown of every task: where its GPU wait comes
+/// from (seed 000 App. A, seed 004 App. A, vGPU) and what its inflated cost
+/// is made of (seed 000 App. B), so a reader sees which charge dominates.
+fn gpu_sections(o: &mut String, r: &Report) {
+    let gpu: Vec<_> = r
+        .tasks
+        .iter()
+        .filter_map(|t| t.gpu.as_ref().map(|g| (t, g)))
+        .collect();
+    if !gpu.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nGPU use (wait bounds: seed 000 App. A, seed 004 App. A, vGPU)"
+        );
+        let _ = writeln!(
+            o,
+            "{:<16} {:>10} {:>10} {:>4} {:>11} {:>11} {:>11}  allocator",
+            "task", "copies", "kernels", "eta", "GPU wait", "engine blk", "token hold"
+        );
+        for (t, g) in &gpu {
+            let _ = writeln!(
+                o,
+                "{:<16} {:>10} {:>10} {:>4} {:>11} {:>11} {:>11}  {}",
+                truncate(&t.name, 16),
+                duration(g.copy_time),
+                duration(g.kernel_time),
+                g.interrupts,
+                if g.unbounded_because.is_some() {
+                    "unbounded".to_string()
+                } else {
+                    opt_duration(g.token_blocking)
+                },
+                opt_duration(g.engine_blocking),
+                opt_duration(g.token_hold_time),
+                g.allocator
+            );
+        }
+    }
+    let charged: Vec<_> = r
+        .tasks
+        .iter()
+        .filter_map(|t| t.charges.map(|c| (t, c)))
+        .filter(|(t, c)| c.total != t.wcet)
+        .collect();
+    if charged.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "\ninflated costs (seed 000 App. B Eqs. 6-24; GPU wait and GPU time count as CPU demand)"
+    );
+    let _ = writeln!(
+        o,
+        "{:<16} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6} {:>9} {:>9} {:>9}  largest overhead",
+        "task",
+        "C",
+        "inflated",
+        "GPU wait",
+        "GPU",
+        "sched",
+        "release",
+        "H",
+        "irq",
+        "bh sched",
+        "ticks"
+    );
+    for (t, c) in charged {
+        let sat = |v: u64| {
+            if v == u64::MAX {
+                "unbounded".to_string()
+            } else {
+                duration(v)
+            }
+        };
+        let (name, size) = c.dominant_overhead();
+        let _ = writeln!(
+            o,
+            "{:<16} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6} {:>9} {:>9} {:>9}  {}",
+            truncate(&t.name, 16),
+            duration(t.wcet),
+            sat(c.total),
+            sat(c.gpu_blocking),
+            sat(c.gpu),
+            duration(c.scheduling),
+            duration(c.release),
+            c.interrupt_count,
+            sat(c.interrupts),
+            duration(c.bottom_half_scheduling),
+            sat(c.ticks),
+            if size == 0 {
+                "-".to_string()
+            } else {
+                format!("{name} ({})", sat(size))
+            }
+        );
     }
 }

@@ -16,6 +16,7 @@ pub struct Options<'a> {
     pub csv: Option<&'a Path>,
     pub trace: Option<&'a Path>,
     pub realtime: bool,
+    pub backend: crate::gpu::BackendChoice,
 }
 
 pub fn run(o: &Options) -> ExitCode {
@@ -37,6 +38,16 @@ pub fn run(o: &Options) -> ExitCode {
         Ok(d) => d,
     };
     let (report, plan) = rtgpu_analysis::workload::analyze(&workload);
+    // No backend to open when there is no plan to run (run() says why).
+    let runnable = plan.tasks.len() == workload.tasks.len();
+    let backend = if runnable && workload.tasks.iter().any(|t| t.uses_gpu()) {
+        match crate::gpu::open_backend(o.backend, &workload.platform) {
+            Ok(b) => Some(b),
+            Err(code) => return code,
+        }
+    } else {
+        None
+    };
     let outcome = match run::run(
         &workload,
         &report,
@@ -44,6 +55,7 @@ pub fn run(o: &Options) -> ExitCode {
         &RunConfig {
             duration: dur,
             realtime: o.realtime,
+            backend,
         },
     ) {
         Ok(out) => out,
@@ -97,6 +109,13 @@ fn text(name: &str, out: &RunOutcome, dur: u64) -> String {
         out.jobs.len()
     );
     let _ = writeln!(s, "policy     {}", out.policy);
+    if let Some(b) = &out.backend {
+        let _ = writeln!(
+            s,
+            "GPUs       {b} backend, {} token/lock hand-off(s) recorded",
+            out.handoffs.len()
+        );
+    }
     let _ = writeln!(s, "cores      plan core -> CPU: {:?}\n", out.core_map);
     let _ = writeln!(
         s,
@@ -106,10 +125,7 @@ fn text(name: &str, out: &RunOutcome, dur: u64) -> String {
     for t in &out.tasks {
         let cmp = match t.analysed_bound {
             Some(b) if t.max_response_time <= b => "within the bound".to_string(),
-            Some(b) => format!(
-                "{} over (overheads are not charged)",
-                duration(t.max_response_time - b)
-            ),
+            Some(b) => format!("{} over the bound", duration(t.max_response_time - b)),
             None => "no bound".to_string(),
         };
         let _ = writeln!(
@@ -124,6 +140,14 @@ fn text(name: &str, out: &RunOutcome, dur: u64) -> String {
             t.analysed_bound.map(duration).unwrap_or_else(|| "-".into()),
             cmp
         );
+        if let Some(wait) = t.max_token_wait {
+            let _ = writeln!(
+                s,
+                "  GPU: longest wait for a token {}, {} state migration(s)",
+                duration(wait),
+                t.migrations
+            );
+        }
         if t.pieces_off_core > 0 {
             let _ = writeln!(
                 s,
@@ -194,6 +218,30 @@ fn trace(w: &rtgpu_model::Workload, out: &RunOutcome) -> String {
                 "args": { "release_ns": j.release, "deadline_miss": j.deadline_miss },
             }));
         }
+    }
+    // One track per GPU: each job's token hold.
+    const GPU_TRACK: usize = 1_000;
+    let mut gpus = std::collections::BTreeSet::new();
+    for j in &out.jobs {
+        if let (Some(g), Some(last)) = (j.gpu, j.pieces.last()) {
+            gpus.insert(g.gpu);
+            let start = last.end + g.token_wait;
+            events.push(serde_json::json!({
+                "name": format!("{}#{}", w.tasks[j.task].name, j.job),
+                "ph": "X",
+                "pid": 1,
+                "tid": GPU_TRACK + g.gpu,
+                "ts": start as f64 / 1e3,
+                "dur": g.token_hold as f64 / 1e3,
+                "args": { "token_wait_ns": g.token_wait, "migrated": g.migrated },
+            }));
+        }
+    }
+    for g in gpus {
+        events.push(serde_json::json!({
+            "name": "thread_name", "ph": "M", "pid": 1, "tid": GPU_TRACK + g,
+            "args": { "name": format!("GPU {g} (token held)") },
+        }));
     }
     let cpus: std::collections::BTreeSet<usize> = out
         .jobs

@@ -136,10 +136,23 @@ fn overloaded_core_is_not_schedulable() {
 }
 
 #[test]
-fn gpu_workloads_are_refused_not_guessed() {
+fn gpu_workloads_get_a_gpu_aware_verdict_with_a_breakdown() {
+    // Seed 004's tracker as configured (rho = 2, DGL): suspension-oblivious
+    // GPUSync bounds make every inflated cost exceed its period.
     let o = rtgpu(&["analyze", &example("feature-tracking.toml")]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stdout(&o).contains("not yet analysed"), "{}", stdout(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let text = stdout(&o);
+    assert!(text.contains("GPU use"), "{text}");
+    assert!(text.contains("inflated costs"), "{text}");
+    assert!(!text.contains("not yet analysed"), "{text}");
+    let o = rtgpu(&["analyze", "--json", &example("feature-tracking.toml")]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+    let t = &v["tasks"][0];
+    assert!(t["gpu"]["token_blocking"].as_u64().unwrap_or(0) > 0, "{t}");
+    assert!(t["gpu"]["engine_blocking"].as_u64().unwrap_or(0) > 0, "{t}");
+    assert!(t["gpu"]["token_hold_time"].as_u64().unwrap_or(0) > 0, "{t}");
+    let total = t["charges"]["total"].as_u64().unwrap_or(0);
+    assert!(total > t["wcet"].as_u64().unwrap_or(u64::MAX), "{t}");
 }
 
 #[test]

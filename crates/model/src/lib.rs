@@ -85,6 +85,23 @@ pub fn parse_workload(text: &str, file_name: &str) -> Result<Workload, ModelErro
     parse::parse(text, file_name).map_err(ModelError::Invalid)
 }
 
+/// Parses an overheads file: a TOML file with one `[overheads]` table
+/// (the keys and units of a workload's `[overheads]`, e.g. as exported by
+/// `rtgpu latency report --export-overheads`). Errors carry file, line,
+/// column and field like [`parse_workload`]'s.
+pub fn parse_overheads(text: &str, file_name: &str) -> Result<Overheads, ModelError> {
+    parse::parse_overheads_file(text, file_name).map_err(ModelError::Invalid)
+}
+
+/// Reads and parses an overheads file (see [`parse_overheads`]).
+pub fn load_overheads(path: &Path) -> Result<Overheads, ModelError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ModelError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_overheads(&text, &path.display().to_string())
+}
+
 /// Reads and parses a workload file. A file that cannot be read is a
 /// [`ModelError::Io`] naming the path; one that is not UTF-8 is a
 /// diagnostic at the first invalid byte.

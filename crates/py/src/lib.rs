@@ -29,6 +29,7 @@ mod experiment;
 mod fp;
 mod generate;
 mod global_fp;
+mod gpu_analysis;
 mod model;
 mod partition;
 mod report;
@@ -64,5 +65,6 @@ fn _rtgpu(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bounds::register(m)?;
     generate::register(m)?;
     experiment::register(m)?;
+    gpu_analysis::register(m)?;
     Ok(())
 }

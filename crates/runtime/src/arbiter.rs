@@ -21,10 +21,13 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rtgpu_policy::engine_lock::{Engine, EngineLocks, LockGrant, LockId, ReqId};
+/// Re-exported so clients need not depend on the policy crate.
+pub use rtgpu_policy::engine_lock::Engine;
+use rtgpu_policy::engine_lock::{EngineLocks, LockGrant, LockId, ReqId};
 use rtgpu_policy::inherit::effective_priority;
 use rtgpu_policy::predictor::CostPredictor;
 use rtgpu_policy::token::{self, Decision, TokenAllocator};
+pub use rtgpu_policy::token::{Config as TokenConfig, QueueRule};
 use rtgpu_policy::{JobId, Prio};
 
 use crate::futex::{self, Scope};
@@ -36,7 +39,7 @@ pub struct ArbiterConfig {
     /// Copy engines (1 or 2) of each GPU.
     pub copy_engines: Vec<u8>,
     /// GPU allocation (queue rule, ρ, stealing).
-    pub tokens: token::Config,
+    pub tokens: TokenConfig,
     /// Row-major migration distances between GPUs (empty: 0 on the diagonal,
     /// 1 elsewhere).
     pub distance: Vec<u32>,
@@ -44,6 +47,9 @@ pub struct ArbiterConfig {
     pub engine_locks: bool,
     /// Apply priority inheritance to the real threads.
     pub apply_priorities: bool,
+    /// Per task, the cost of a GPU section assumed before any observation,
+    /// by migration distance 0..=3 (seed 004 §4.1's predictor).
+    pub priors: Vec<[Nanos; 4]>,
 }
 
 /// One recorded hand-off.
@@ -90,6 +96,7 @@ struct State {
     free: Vec<JobId>,
     events: Vec<Event>,
     apply_errors: Vec<String>,
+    scratch: Vec<Prio>,
 }
 
 /// The arbiter. Share it between threads with an [`Arc`].
@@ -122,7 +129,7 @@ pub fn fifo_of_prio(p: Prio) -> u8 {
 impl Arbiter {
     pub fn new(config: &ArbiterConfig) -> Arc<Arbiter> {
         let gpus = config.copy_engines.len();
-        let predictor = CostPredictor::new(&[]);
+        let predictor = CostPredictor::new(&config.priors);
         let mut cfg = config.tokens;
         cfg.gpus = gpus;
         Arc::new(Arbiter {
@@ -133,6 +140,7 @@ impl Arbiter {
                 free: Vec::new(),
                 events: Vec::new(),
                 apply_errors: Vec::new(),
+                scratch: Vec::new(),
             }),
             engine_locks: config.engine_locks,
             apply_priorities: config.apply_priorities,
@@ -184,6 +192,38 @@ impl Arbiter {
             .unwrap_or_default()
     }
 
+    /// The two locks of a peer copy in the fixed order nested requests must
+    /// follow to avoid deadlock (seed 004 §4.3).
+    pub fn nested_order(&self, a: (usize, Engine), b: (usize, Engine)) -> [(usize, Engine); 2] {
+        if self.lock_id(a.0, a.1) <= self.lock_id(b.0, b.1) {
+            [a, b]
+        } else {
+            [b, a]
+        }
+    }
+
+    /// Migration distance from `from` (none: a first use) to `to`.
+    pub fn distance(&self, from: Option<usize>, to: usize) -> u32 {
+        self.lock()
+            .map(|s| s.tokens.distance(from, to))
+            .unwrap_or(0)
+    }
+
+    /// The lock id of `engine` of `gpu`, for ordering nested requests.
+    pub fn lock_id(&self, gpu: usize, engine: Engine) -> LockId {
+        self.lock()
+            .map(|s| s.locks.lock_id(gpu, engine))
+            .unwrap_or(0)
+    }
+
+    /// Requests queued on (holding or waiting for) the lock of `engine` of
+    /// `gpu`.
+    pub fn queue_len(&self, gpu: usize, engine: Engine) -> usize {
+        self.lock()
+            .map(|s| s.locks.queue_len(s.locks.lock_id(gpu, engine)))
+            .unwrap_or(0)
+    }
+
     /// Priority changes the OS refused (e.g. without privilege), in words.
     pub fn apply_errors(&self) -> Vec<String> {
         self.lock()
@@ -193,7 +233,10 @@ impl Arbiter {
 
     /// Recomputes every live job's effective priority and applies changes.
     fn update_priorities(&self, st: &mut State) {
-        let bases: Vec<Prio> = st.jobs.iter().map(|j| j.base).collect();
+        // Reused scratch space: no allocation on the hand-off path.
+        let mut bases = std::mem::take(&mut st.scratch);
+        bases.clear();
+        bases.extend(st.jobs.iter().map(|j| j.base));
         let base = |j: JobId| {
             bases
                 .get(j as usize)
@@ -230,6 +273,7 @@ impl Arbiter {
                 what: EventKind::PriorityChanged { fifo },
             });
         }
+        st.scratch = bases;
     }
 
     /// Wakes the jobs granted locks by a release.
@@ -258,6 +302,14 @@ pub struct Client {
 impl Client {
     pub fn job(&self) -> JobId {
         self.job
+    }
+
+    /// Feeds an observed GPU-section cost back to the allocator's cost
+    /// predictor (seed 004 §4.1).
+    pub fn observe(&self, task: usize, distance: u32, cost: Nanos) {
+        if let Ok(mut st) = self.arbiter.lock() {
+            st.tokens.predictor_mut().observe(task, distance, cost);
+        }
     }
 
     /// Sleeps until the arbiter grants this job.
@@ -359,16 +411,24 @@ impl TokenGuard<'_> {
     /// Acquires the lock of one engine of this token's GPU (blocking); with
     /// engine locks off, returns at once (seed 004's "e" scenarios).
     pub fn engine(&self, engine: Engine) -> Result<EngineGuard<'_>, ArbiterError> {
-        self.locks(&[engine], &[self.gpu])
+        self.locks(&[(self.gpu, engine)])
     }
 
-    /// Both copy locks of a peer copy from this GPU to `dst`, taken
-    /// atomically as one dynamic group lock (seed 004 §4.3).
-    pub fn peer_copy_locks(&self, dst: usize) -> Result<EngineGuard<'_>, ArbiterError> {
-        self.locks(&[Engine::CopyOut, Engine::CopyIn], &[self.gpu, dst])
+    /// Acquires one engine lock, or two atomically as a dynamic group lock
+    /// (seed 004 §4.3: a peer copy's copy-out lock on the source and copy-in
+    /// lock on the destination). For nested requests instead, take them one
+    /// at a time in [`Arbiter::nested_order`].
+    pub fn locks(&self, wanted: &[(usize, Engine)]) -> Result<EngineGuard<'_>, ArbiterError> {
+        let engines: Vec<Engine> = wanted.iter().map(|w| w.1).collect();
+        let gpus: Vec<usize> = wanted.iter().map(|w| w.0).collect();
+        self.request_locks(&engines, &gpus)
     }
 
-    fn locks(&self, engines: &[Engine], gpus: &[usize]) -> Result<EngineGuard<'_>, ArbiterError> {
+    fn request_locks(
+        &self,
+        engines: &[Engine],
+        gpus: &[usize],
+    ) -> Result<EngineGuard<'_>, ArbiterError> {
         let c = self.client;
         let a = &c.arbiter;
         if !a.engine_locks {

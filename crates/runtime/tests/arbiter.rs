@@ -22,6 +22,7 @@ fn config(gpus: usize, rho: usize, apply: bool) -> ArbiterConfig {
         distance: Vec::new(),
         engine_locks: true,
         apply_priorities: apply,
+        priors: Vec::new(),
     }
 }
 

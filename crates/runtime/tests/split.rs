@@ -48,6 +48,7 @@ fn a_split_task_changes_cores_between_its_pieces() {
         &RunConfig {
             duration: 200_000_000,
             realtime: true,
+            backend: None,
         },
     )
     .expect("runs");

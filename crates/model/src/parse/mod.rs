@@ -60,6 +60,44 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Workload, Vec<Diagnostic>>
     }
 }
 
+/// An overheads file: only an `[overheads]` table (what `rtgpu latency
+/// report --export-overheads` writes), checked like a workload's.
+pub(crate) fn parse_overheads_file(text: &str, file: &str) -> Result<Overheads, Vec<Diagnostic>> {
+    let mut cx = Cx {
+        file,
+        lines: LineIndex::new(text),
+        errors: Vec::new(),
+    };
+    let (root, syntax_errors) = DeTable::parse_recoverable(text);
+    if !syntax_errors.is_empty() {
+        for e in &syntax_errors {
+            let start = e.span().map_or(0, |s| s.start);
+            cx.error(start, "", format!("invalid TOML: {}", e.message()));
+        }
+        return Err(cx.finish());
+    }
+    let root = Tbl {
+        table: root.get_ref(),
+        start: 0,
+        path: String::new(),
+    };
+    let only = schema::ROOT
+        .iter()
+        .filter(|k| k.name == "overheads")
+        .cloned()
+        .collect::<Vec<_>>();
+    root.check_keys(&mut cx, &only);
+    let overheads = match root.required(&mut cx, "overheads", ": add an [overheads] table") {
+        Some(v) => read_table(&mut cx, v, "overheads".into(), schema::OVERHEADS)
+            .map(|t| parse_overheads(&mut cx, &t)),
+        None => None,
+    };
+    match overheads {
+        Some(o) if cx.errors.is_empty() => Ok(o),
+        _ => Err(cx.finish()),
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Context, tables and scalar readers
 // ---------------------------------------------------------------------------

@@ -1,0 +1,504 @@
+//! The GPU side of `rtgpu analyze`: for every GPU-using task of a workload,
+//! how long it can wait for a GPU and its engines (k-FMLP, GPUSync, static
+//! assignment or a vGPU reservation), and its inflated cost with the
+//! overheads of seed 000 App. B. Used by [`crate::workload`].
+//!
+//! # Mapping the workload onto the seeds' models
+//! - **GPU domain**: tasks share the GPUs of their cluster (seed 000 §V,
+//!   seed 004 §5: one allocator instance per cluster). Under G-FP / G-EDF
+//!   all GPUs form one pool. m of GPUSync's Theorem 2 is the cluster's core
+//!   count, or every core of the platform under P-FP and global schedulers
+//!   (more cores only raise the bound).
+//! - **Own GPU time** W_i = copy-in at host-to-device bandwidth + copy-out
+//!   at device-to-host bandwidth + kernels + state migration: the state
+//!   moves at most once per job, at peer bandwidth when GPUSync uses peer
+//!   copies, through system memory (both directions) under the k-FMLP; a
+//!   statically assigned task never migrates.
+//! - **k-FMLP** (seed 000 App. A): critical section l_i = W_i + η_i(Δth+Δbh)
+//!   (the holder keeps the GPU until its completion interrupts are
+//!   handled); b_i = the exact bound of Eq. (3) with k = the domain's GPUs.
+//! - **Static**: tasks take the domain's GPUs round robin in file order;
+//!   one FIFO queue per GPU, b_i = Σ l_j over the other tasks of its GPU
+//!   (Theorem 1 with k = 1, which is exact).
+//! - **GPUSync** (seed 004 App. A): one copy-engine request per chunk of
+//!   each transfer; e_i = number of kernels; L^C_max = the longest chunk at
+//!   the slowest bandwidth; L^E_max = the longest kernel; L^P_max = the
+//!   largest CPU cost among the domain's GPU-using tasks (the model does
+//!   not say which part of the CPU work runs while the token is held, so
+//!   all of it may). Peer copies use N^C_dgl or N^C_nest per the policy;
+//!   when no task can migrate (one GPU in the domain, or no state) a job
+//!   uses one copy engine at a time (N^C_sys). b_i = token blocking
+//!   (Theorem 2); the job's GPU time is W_i + engine blocking (Theorem 1).
+//!   Without engine locks and ρ > 1 the closed-source driver arbitrates the
+//!   engines: there is no bound and the task is reported unbounded.
+//! - **vGPU** members (seed 001, our derivation in [`crate::vgpu`]): b_i =
+//!   the member's wait t(W_v) − W_i, GPU time W_i.
+
+use serde::Serialize;
+
+use rtgpu_model::{GpuAllocator, PeerLocking, Workload};
+
+use crate::gpusync::{self, CopyLocking, GpuSyncConfig, GpuSyncMaxima, GpuSyncRequest};
+use crate::kfmlp;
+use crate::overheads::{GpuUse, InterruptMethod, OverheadTask};
+use crate::task::Time;
+use crate::vgpu;
+
+/// What the report says about one GPU-using task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GpuTaskReport {
+    /// How the task gets its GPU, in words.
+    pub allocator: String,
+    /// Own copies (including one state migration where it can migrate).
+    pub copy_time: Time,
+    /// Own kernels.
+    pub kernel_time: Time,
+    /// η_i: GPU interrupts per job.
+    pub interrupts: u32,
+    /// GPUSync: copy- and execution-engine requests per job.
+    pub copy_requests: Option<u64>,
+    pub exec_requests: Option<u64>,
+    /// GPUSync Theorem 2, k-FMLP bound, static queue or vGPU wait: the
+    /// GPU wait b_i charged. `None`: unbounded (see `unbounded_because`).
+    pub token_blocking: Option<Time>,
+    /// GPUSync Theorem 1.
+    pub engine_blocking: Option<Time>,
+    /// GPUSync Lemma 5.
+    pub token_hold_time: Option<Time>,
+    /// k-FMLP Theorems 1 and 2 and whether Eq. (3) was solved exactly.
+    pub kfmlp_l_aware: Option<Time>,
+    pub kfmlp_l_oblivious: Option<Time>,
+    pub kfmlp_exact_solved: Option<bool>,
+    /// vGPU: guaranteed share and the GPU response bound t(W_v).
+    pub vgpu_share: Option<f64>,
+    pub vgpu_response: Option<Time>,
+    /// Why the GPU wait has no bound, when it has none.
+    pub unbounded_because: Option<String>,
+}
+
+impl GpuTaskReport {
+    /// The task's overhead-accounting input (seed 000 Eq. 8's b_i and s_i
+    /// without own interrupts); unbounded parts saturate to `Time::MAX`.
+    pub fn overhead_input(&self, cpu: Time) -> OverheadTask {
+        let gpu_time = self
+            .copy_time
+            .saturating_add(self.kernel_time)
+            .saturating_add(match (&self.unbounded_because, self.engine_blocking) {
+                (Some(_), _) => Time::MAX,
+                (None, e) => e.unwrap_or(0),
+            });
+        OverheadTask {
+            cpu,
+            gpu: Some(GpuUse {
+                blocking: self.token_blocking.unwrap_or(Time::MAX),
+                gpu_time,
+                interrupts: self.interrupts,
+            }),
+        }
+    }
+}
+
+/// The interrupt method of a policy.
+pub fn interrupt_method(p: &rtgpu_model::Policy) -> InterruptMethod {
+    match p.interrupts {
+        rtgpu_model::InterruptHandling::Slih => InterruptMethod::Slih,
+        rtgpu_model::InterruptHandling::Pai => InterruptMethod::Pai,
+        rtgpu_model::InterruptHandling::Klmirqd => InterruptMethod::Klmirqd,
+        rtgpu_model::InterruptHandling::FixedPriorityThreads { .. } => {
+            InterruptMethod::FixedPriorityThreads
+        }
+    }
+}
+
+/// A set of tasks sharing one pool of GPUs.
+#[derive(Debug, Clone)]
+pub struct GpuDomain {
+    /// m for GPUSync's Theorem 2.
+    pub cpus: u32,
+    /// Indices into `Platform::gpus`.
+    pub gpus: Vec<usize>,
+    /// Indices into `Workload::tasks`.
+    pub members: Vec<usize>,
+}
+
+struct Work {
+    copy_in: Time,
+    copy_out: Time,
+    state: Time,
+    kernels: Time,
+}
+
+fn own_work(w: &Workload, t: &rtgpu_model::Task, migrates: bool, peer: bool) -> Work {
+    let bw = &w.platform.bandwidth;
+    let Some(g) = &t.gpu else {
+        return Work {
+            copy_in: 0,
+            copy_out: 0,
+            state: 0,
+            kernels: 0,
+        };
+    };
+    let state = if !migrates || g.state == 0 {
+        0
+    } else if peer {
+        gpusync::transfer_time(g.state, bw.peer)
+    } else {
+        gpusync::transfer_time(g.state, bw.device_to_host)
+            .saturating_add(gpusync::transfer_time(g.state, bw.host_to_device))
+    };
+    Work {
+        copy_in: gpusync::transfer_time(g.copy_in, bw.host_to_device),
+        copy_out: gpusync::transfer_time(g.copy_out, bw.device_to_host),
+        state,
+        kernels: g.kernels.iter().fold(0, |a: Time, &k| a.saturating_add(k)),
+    }
+}
+
+/// Per task of the workload (None for CPU-only tasks): the GPU analysis.
+pub fn analyze_gpus(
+    w: &Workload,
+    domains: &[GpuDomain],
+    notes: &mut Vec<String>,
+) -> Vec<Option<GpuTaskReport>> {
+    let mut out: Vec<Option<GpuTaskReport>> = vec![None; w.tasks.len()];
+    let o = &w.overheads;
+    let uses_vgpus = w
+        .tasks
+        .iter()
+        .any(|t| t.gpu.as_ref().is_some_and(|g| g.vgpu.is_some()));
+    for d in domains {
+        let gpu_members: Vec<usize> = d
+            .members
+            .iter()
+            .copied()
+            .filter(|&i| w.tasks[i].uses_gpu())
+            .collect();
+        if gpu_members.is_empty() {
+            continue;
+        }
+        let g = d.gpus.len() as u32;
+        let base = |i: usize| {
+            let t = &w.tasks[i];
+            let eta = t.gpu.as_ref().map_or(0, |g| g.interrupts);
+            GpuTaskReport {
+                allocator: String::new(),
+                copy_time: 0,
+                kernel_time: 0,
+                interrupts: eta,
+                copy_requests: None,
+                exec_requests: None,
+                token_blocking: None,
+                engine_blocking: None,
+                token_hold_time: None,
+                kfmlp_l_aware: None,
+                kfmlp_l_oblivious: None,
+                kfmlp_exact_solved: None,
+                vgpu_share: None,
+                vgpu_response: None,
+                unbounded_because: None,
+            }
+        };
+        if g == 0 {
+            for &i in &gpu_members {
+                let mut r = base(i);
+                r.allocator = "none".into();
+                r.unbounded_because = Some("its cluster has no GPU".into());
+                out[i] = Some(r);
+            }
+            continue;
+        }
+        // vGPU members and the rest.
+        let (vmembers, others): (Vec<usize>, Vec<usize>) = gpu_members
+            .iter()
+            .partition(|&&i| w.tasks[i].gpu.as_ref().is_some_and(|g| g.vgpu.is_some()));
+        if !vmembers.is_empty() {
+            vgpu_bounds(w, &vmembers, &gpu_members, &mut out, &base);
+        }
+        if uses_vgpus && !others.is_empty() {
+            for &i in &others {
+                let mut r = base(i);
+                r.allocator = "outside every vGPU".into();
+                r.unbounded_because = Some(
+                    "it shares GPUs with vGPU reservations but belongs to none; rtgpu has no \
+                     bound for mixing reserved and unreserved GPU work"
+                        .into(),
+                );
+                out[i] = Some(r);
+            }
+            continue;
+        }
+        match w.policy.gpu_allocator {
+            GpuAllocator::Static => {
+                let works: Vec<(usize, Time)> = others
+                    .iter()
+                    .map(|&i| {
+                        let wk = own_work(w, &w.tasks[i], false, false);
+                        (i, wk.copy_in + wk.copy_out + wk.kernels)
+                    })
+                    .collect();
+                let len = |i: usize, own: Time| {
+                    let eta = w.tasks[i].gpu.as_ref().map_or(0, |g| g.interrupts) as u64;
+                    own.saturating_add(
+                        (eta as u128 * o.th.saturating_add(o.bh) as u128).min(Time::MAX as u128)
+                            as Time,
+                    )
+                };
+                for (pos, &(i, _)) in works.iter().enumerate() {
+                    let gpu_slot = pos % d.gpus.len();
+                    let queue: Vec<Time> = works
+                        .iter()
+                        .enumerate()
+                        .filter(|&(q, &(j, _))| q % d.gpus.len() == gpu_slot && j != i)
+                        .map(|(_, &(j, own))| len(j, own))
+                        .collect();
+                    let wk = own_work(w, &w.tasks[i], false, false);
+                    let mut r = base(i);
+                    r.allocator = format!(
+                        "static on {} (FIFO)",
+                        w.platform.gpus[d.gpus[gpu_slot]].name
+                    );
+                    r.copy_time = wk.copy_in + wk.copy_out;
+                    r.kernel_time = wk.kernels;
+                    r.token_blocking = Some(kfmlp::l_aware_bound(&queue, 1));
+                    out[i] = Some(r);
+                }
+            }
+            GpuAllocator::KFmlp => {
+                let lens: Vec<Time> = others
+                    .iter()
+                    .map(|&i| {
+                        let wk = own_work(w, &w.tasks[i], g > 1, false);
+                        let eta = w.tasks[i].gpu.as_ref().map_or(0, |g| g.interrupts) as u128;
+                        let own = wk.copy_in + wk.copy_out + wk.state + wk.kernels;
+                        own.saturating_add(
+                            (eta * o.th.saturating_add(o.bh) as u128).min(Time::MAX as u128)
+                                as Time,
+                        )
+                    })
+                    .collect();
+                let bounds = kfmlp::blocking_bounds(&lens, g);
+                for (k, &i) in others.iter().enumerate() {
+                    let wk = own_work(w, &w.tasks[i], g > 1, false);
+                    let b = bounds[k];
+                    let mut r = base(i);
+                    r.allocator = format!("k-FMLP (k = {g})");
+                    r.copy_time = wk.copy_in + wk.copy_out + wk.state;
+                    r.kernel_time = wk.kernels;
+                    r.token_blocking = Some(b.exact);
+                    r.kfmlp_l_aware = Some(b.l_aware);
+                    r.kfmlp_l_oblivious = Some(b.l_oblivious);
+                    r.kfmlp_exact_solved = Some(b.exact_solved);
+                    out[i] = Some(r);
+                }
+                if bounds.iter().any(|b| !b.exact_solved) {
+                    notes.push(
+                        "k-FMLP: the exact bound (seed 000 App. A Eq. 3) was too large to solve \
+                         for some tasks; Theorem 1's bound is charged for them"
+                            .into(),
+                    );
+                }
+            }
+            GpuAllocator::GpuSync { affinity } => {
+                gpusync_bounds(w, d, &others, affinity, &mut out, &base, notes);
+            }
+        }
+    }
+    out
+}
+
+fn gpusync_bounds(
+    w: &Workload,
+    d: &GpuDomain,
+    members: &[usize],
+    affinity: bool,
+    out: &mut [Option<GpuTaskReport>],
+    base: &dyn Fn(usize) -> GpuTaskReport,
+    notes: &mut Vec<String>,
+) {
+    let p = &w.policy;
+    let g = d.gpus.len() as u32;
+    let can_migrate = g > 1
+        && members
+            .iter()
+            .any(|&i| w.tasks[i].gpu.as_ref().is_some_and(|x| x.state > 0));
+    let copy_locking = if !can_migrate {
+        CopyLocking::SystemMemory
+    } else {
+        match p.peer_locking {
+            PeerLocking::Dgl => CopyLocking::Dgl,
+            PeerLocking::Nested => CopyLocking::Nested,
+        }
+    };
+    let cfg = GpuSyncConfig {
+        cpus: d.cpus,
+        gpus: g,
+        rho: p.tokens_per_gpu.max(1),
+        copy_locking,
+    };
+    let bw = &w.platform.bandwidth;
+    let slowest = bw
+        .host_to_device
+        .min(bw.device_to_host)
+        .min(if can_migrate { bw.peer } else { u64::MAX });
+    let mut largest_transfer = 0u64;
+    let mut reqs = Vec::with_capacity(members.len());
+    let mut max = GpuSyncMaxima::default();
+    for &i in members {
+        let t = &w.tasks[i];
+        let Some(gp) = &t.gpu else { continue };
+        let state = if can_migrate { gp.state } else { 0 };
+        for b in [gp.copy_in, gp.copy_out, state] {
+            largest_transfer = largest_transfer.max(b);
+        }
+        reqs.push(GpuSyncRequest {
+            copy_requests: gpusync::copy_requests(&[gp.copy_in, gp.copy_out, state], p.chunk_size),
+            exec_requests: gp.kernels.len() as u64,
+        });
+        max.exec = max.exec.max(gp.kernels.iter().copied().max().unwrap_or(0));
+        max.cpu = max.cpu.max(t.wcet);
+    }
+    let chunk = p
+        .chunk_size
+        .map_or(largest_transfer, |c| c.min(largest_transfer));
+    max.copy = gpusync::transfer_time(chunk, slowest);
+    let blocks = gpusync::total_blocking(&cfg, &reqs, &max);
+    let no_engine_bound = !p.engine_locks && cfg.rho > 1;
+    for ((&i, req), b) in members.iter().zip(&reqs).zip(&blocks) {
+        let wk = own_work(w, &w.tasks[i], can_migrate, true);
+        let mut r = base(i);
+        r.allocator = format!(
+            "GPUSync{} (ρ = {}, {} GPUs, m = {}, {})",
+            if affinity { " with affinity" } else { "" },
+            cfg.rho,
+            g,
+            cfg.cpus,
+            match copy_locking {
+                CopyLocking::SystemMemory => "one copy engine at a time",
+                CopyLocking::Dgl => "DGL peer copies",
+                CopyLocking::Nested => "nested peer copies",
+            }
+        );
+        r.copy_time = wk.copy_in + wk.copy_out + wk.state;
+        r.kernel_time = wk.kernels;
+        r.copy_requests = Some(req.copy_requests);
+        r.exec_requests = Some(req.exec_requests);
+        if no_engine_bound {
+            r.unbounded_because = Some(
+                "engine locks are off with ρ > 1: the closed-source driver arbitrates copy and \
+                 execution engines, for which no bound exists (seed 004 §5)"
+                    .into(),
+            );
+        } else {
+            r.token_blocking = Some(b.token_blocking);
+            r.engine_blocking = Some(b.engine_blocking);
+            r.token_hold_time = Some(b.token_hold_time);
+        }
+        out[i] = Some(r);
+    }
+    if no_engine_bound {
+        notes.push(
+            "GPUSync without engine locks and ρ > 1 has no engine-blocking bound: GPU-using tasks \
+             are reported with unbounded GPU waits"
+                .into(),
+        );
+    }
+    let (best, _) = gpusync::best_rho(d.cpus, g, copy_locking, 4);
+    if best != cfg.rho && p.engine_locks {
+        let note = format!(
+            "GPUSync: ρ = {best} minimises ⌈m/(ρg)⌉·N^C for {} CPUs and {g} GPUs (seed 004 \
+             App. A, Discussion); the workload uses ρ = {}",
+            d.cpus, cfg.rho
+        );
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+}
+
+fn vgpu_bounds(
+    w: &Workload,
+    vmembers: &[usize],
+    all_gpu: &[usize],
+    out: &mut [Option<GpuTaskReport>],
+    base: &dyn Fn(usize) -> GpuTaskReport,
+) {
+    let vg_of = |i: usize| w.tasks[i].gpu.as_ref().and_then(|g| g.vgpu);
+    let work = |i: usize| {
+        let wk = own_work(w, &w.tasks[i], false, false);
+        (wk.copy_in, wk.copy_out, wk.kernels)
+    };
+    let longest_op = |i: usize| {
+        let (ci, co, _) = work(i);
+        let k = w.tasks[i]
+            .gpu
+            .as_ref()
+            .and_then(|g| g.kernels.iter().copied().max())
+            .unwrap_or(0);
+        ci.max(co).max(k)
+    };
+    for &i in vmembers {
+        let Some(v) = vg_of(i) else { continue };
+        let Some(vg) = w.vgpus.get(v) else { continue };
+        let same: Vec<usize> = vmembers
+            .iter()
+            .copied()
+            .filter(|&j| vg_of(j) == Some(v))
+            .collect();
+        let backlog: Time = same
+            .iter()
+            .map(|&j| {
+                let (a, b, c) = work(j);
+                a + b + c
+            })
+            .fold(0, Time::saturating_add);
+        let other_op = all_gpu
+            .iter()
+            .copied()
+            .filter(|&j| {
+                vg_of(j).is_some_and(|u| u != v && w.vgpus.get(u).is_some_and(|x| x.gpu == vg.gpu))
+            })
+            .map(longest_op)
+            .max()
+            .unwrap_or(0);
+        let reservation = match vg.reservation {
+            rtgpu_model::VgpuReservation::Budget { budget, period } => {
+                vgpu::Reservation { budget, period }
+            }
+            rtgpu_model::VgpuReservation::Share { ppm } => {
+                let period = same.iter().map(|&j| w.tasks[j].period).min().unwrap_or(0);
+                vgpu::Reservation::from_share(ppm, period)
+            }
+        };
+        let (ci, co, k) = work(i);
+        let own = ci + co + k;
+        let b = vgpu::member_bound(reservation, own, backlog, other_op);
+        let mut r = base(i);
+        r.allocator = format!(
+            "vGPU {} on {} ({}, {:.0}% = {} per {})",
+            vg.name,
+            w.platform.gpus.get(vg.gpu).map_or("?", |g| g.name.as_str()),
+            match vg.policy {
+                rtgpu_model::VgpuPolicy::Band => "BAND",
+                rtgpu_model::VgpuPolicy::Fifo => "FIFO",
+                rtgpu_model::VgpuPolicy::FixedPriority => "fixed priority",
+            },
+            reservation.share() * 100.0,
+            rtgpu_model::units::format_duration(reservation.budget),
+            rtgpu_model::units::format_duration(reservation.period),
+        );
+        r.copy_time = ci + co;
+        r.kernel_time = k;
+        r.vgpu_share = Some(reservation.share());
+        r.vgpu_response = b.gpu_response;
+        r.token_blocking = b.wait;
+        if b.wait.is_none() {
+            r.unbounded_because = Some(format!(
+                "its vGPU's budget per period ({}) does not exceed the longest non-preemptive \
+                 operation of another vGPU ({})",
+                rtgpu_model::units::format_duration(reservation.budget),
+                rtgpu_model::units::format_duration(other_op)
+            ));
+        }
+        out[i] = Some(r);
+    }
+}

@@ -1,0 +1,336 @@
+//! `rtgpu simulate FILE`: run the workload in virtual time with the policy
+//! core (crates/sim) and show per-task results beside the analysis bounds.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use rtgpu_sim::{simulate, Releases, Scenario, SimConfig, SimResult};
+
+use crate::render::duration;
+
+#[derive(clap::Args)]
+pub struct SimulateArgs {
+    /// Workload file (TOML).
+    file: PathBuf,
+    /// Release jobs for this long (e.g. "10 s", "500 ms").
+    #[arg(long, default_value = "10 s")]
+    duration: String,
+    /// Seed of the random choices (jitter, sporadic gaps, execution times).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print the result as JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Write one CSV row per job to OUT.
+    #[arg(long, value_name = "OUT")]
+    csv: Option<PathBuf>,
+    /// Write a Perfetto / Chrome trace-event JSON to OUT (ui.perfetto.dev).
+    #[arg(long, value_name = "OUT")]
+    trace: Option<PathBuf>,
+    /// Write an SVG plot of the main metrics to OUT.
+    #[arg(long, value_name = "OUT")]
+    svg: Option<PathBuf>,
+    /// Seed 004 scenario, e.g. "AEDG,2MB" or "aedg,X" (overrides the
+    /// file's GPUSync settings).
+    #[arg(long)]
+    scenario: Option<String>,
+    /// Sporadic releases: each gap is T plus up to this percentage of T.
+    #[arg(long, value_name = "PERCENT")]
+    sporadic: Option<f64>,
+    /// Actual execution times uniform in [PERCENT·C, C] (default: always C).
+    #[arg(long, value_name = "PERCENT")]
+    bcet: Option<f64>,
+    /// Release a job whose predecessor was tardy at that completion instead
+    /// of backlogging (seed 000 §VI's measurement rule).
+    #[arg(long)]
+    shift_tardy: bool,
+    /// Do not inject the workload's overheads.
+    #[arg(long)]
+    no_overheads: bool,
+    /// Keep running after the duration until every released job finished.
+    #[arg(long)]
+    drain: bool,
+}
+
+const EXIT_OK: u8 = 0;
+const EXIT_MISSES: u8 = 1;
+const EXIT_INVALID: u8 = 2;
+
+fn percent_ppm(what: &str, v: f64) -> Result<u32, String> {
+    if !(0.0..=100.0).contains(&v) || v.is_nan() {
+        return Err(format!(
+            "--{what} must be a percentage in [0, 100], found {v}"
+        ));
+    }
+    Ok((v * 10_000.0).round() as u32)
+}
+
+pub fn run(a: &SimulateArgs) -> ExitCode {
+    let mut w = match rtgpu_model::load_workload(&a.file) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    let mut cfg = SimConfig {
+        seed: a.seed,
+        overheads: !a.no_overheads,
+        drain: a.drain,
+        shift_tardy: a.shift_tardy,
+        record_jobs: a.csv.is_some(),
+        trace: a.trace.is_some(),
+        ..SimConfig::default()
+    };
+    let setup = (|| -> Result<(), String> {
+        cfg.duration = rtgpu_model::units::parse_duration(&a.duration)
+            .map_err(|e| format!("--duration `{}`: {e}", a.duration))?;
+        if cfg.duration == 0 {
+            return Err("--duration must be positive".into());
+        }
+        if let Some(p) = a.sporadic {
+            cfg.releases = Releases::Sporadic {
+                max_extra_ppm: percent_ppm("sporadic", p)?,
+            };
+        }
+        if let Some(p) = a.bcet {
+            cfg.bcet_ppm = percent_ppm("bcet", p)?;
+        }
+        if let Some(s) = &a.scenario {
+            Scenario::parse(s)?.apply(&mut w.policy, &mut cfg);
+        }
+        Ok(())
+    })();
+    if let Err(e) = setup {
+        eprintln!("rtgpu simulate: {e}");
+        return ExitCode::from(EXIT_INVALID);
+    }
+    let result = match simulate(&w, &cfg) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("rtgpu simulate: {e}");
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    // Analysis bounds beside the observations (CPU-only workloads).
+    let (report, _) = rtgpu_analysis::workload::analyze(&w);
+    let bounds: Vec<Option<u64>> = report.tasks.iter().map(|t| t.response_time).collect();
+    if a.json {
+        match serde_json::to_string_pretty(&result) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("rtgpu simulate: cannot encode the result as JSON: {e}");
+                return ExitCode::from(EXIT_INVALID);
+            }
+        }
+    } else {
+        print!("{}", text(&result, &bounds, a.scenario.as_deref()));
+    }
+    let writes: [(&Option<PathBuf>, &dyn Fn() -> String); 3] = [
+        (&a.csv, &|| csv(&result)),
+        (&a.trace, &|| {
+            let names: Vec<String> = result.tasks.iter().map(|t| t.name.clone()).collect();
+            rtgpu_sim::trace::chrome_json(&result.trace, &result.track_names, &names)
+        }),
+        (&a.svg, &|| rtgpu_sim::plot::svg(&result)),
+    ];
+    for (path, make) in writes {
+        if let Some(p) = path {
+            if let Err(e) = write_file(p, &make()) {
+                eprintln!("rtgpu simulate: cannot write {}: {e}", p.display());
+                return ExitCode::from(EXIT_INVALID);
+            }
+            if !a.json {
+                println!("written: {}", p.display());
+            }
+        }
+    }
+    ExitCode::from(if result.misses == 0 {
+        EXIT_OK
+    } else {
+        EXIT_MISSES
+    })
+}
+
+fn write_file(p: &Path, text: &str) -> std::io::Result<()> {
+    std::fs::write(p, text)
+}
+
+fn pct(v: f64) -> String {
+    format!("{v:.1}%")
+}
+
+/// Percentile (nearest rank) of a sorted slice.
+fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+pub fn text(r: &SimResult, bounds: &[Option<u64>], scenario: Option<&str>) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "workload: {}   scheduler: {}{}   simulated: {} (seed {})",
+        r.workload,
+        r.scheduler,
+        scenario.map_or(String::new(), |s| format!("   scenario: {s}")),
+        duration(r.end),
+        r.seed
+    );
+    let _ = writeln!(o, "jobs: {}   deadline misses: {}", r.jobs, r.misses);
+    let _ = writeln!(o);
+    let name_w = r
+        .tasks
+        .iter()
+        .map(|t| t.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let _ = writeln!(
+        o,
+        "{:<name_w$}  {:>6} {:>5} {:>12} {:>12} {:>9} {:>9} {:>11} {:>11} {:>5}",
+        "task",
+        "jobs",
+        "miss",
+        "max resp",
+        "bound",
+        "mean %T",
+        "max %T",
+        "tardiness",
+        "blocking",
+        "migr"
+    );
+    let mut exceeded = Vec::new();
+    for (i, t) in r.tasks.iter().enumerate() {
+        let bound = bounds.get(i).copied().flatten();
+        if let Some(b) = bound {
+            if t.max_response > b {
+                exceeded.push(t.name.clone());
+            }
+        }
+        let _ = writeln!(
+            o,
+            "{:<name_w$}  {:>6} {:>5} {:>12} {:>12} {:>9} {:>9} {:>11} {:>11} {:>5}",
+            t.name,
+            t.jobs,
+            t.misses,
+            duration(t.max_response),
+            bound.map_or("-".into(), duration),
+            pct(t.mean_response_pct),
+            pct(t.max_response_pct),
+            duration(t.max_tardiness),
+            duration(t.max_blocking),
+            t.migrations
+        );
+    }
+    let _ = writeln!(o);
+    if !r.inversions.is_empty() {
+        let v = &r.inversions;
+        let _ = writeln!(
+            o,
+            "priority inversions: {}   p50 {}   p90 {}   p99 {}   max {}   total {}",
+            v.len(),
+            duration(percentile(v, 50.0)),
+            duration(percentile(v, 90.0)),
+            duration(percentile(v, 99.0)),
+            duration(*v.last().unwrap_or(&0)),
+            duration(v.iter().sum())
+        );
+    } else {
+        let _ = writeln!(o, "priority inversions: none observed");
+    }
+    let busy: Vec<String> = r
+        .engines
+        .iter()
+        .filter(|e| e.mean > 0.0)
+        .map(|e| format!("{} {}", e.name, pct(e.mean * 100.0)))
+        .collect();
+    if !busy.is_empty() {
+        let _ = writeln!(o, "engine utilization: {}", busy.join(", "));
+    }
+    if !r.vgpus.is_empty() {
+        let total: f64 = r.vgpus.iter().map(|v| v.mean).sum();
+        let shares: Vec<String> = r
+            .vgpus
+            .iter()
+            .map(|v| {
+                format!(
+                    "{} {} of the GPU ({} of vGPU time)",
+                    v.name,
+                    pct(v.mean * 100.0),
+                    pct(if total > 0.0 {
+                        v.mean / total * 100.0
+                    } else {
+                        0.0
+                    })
+                )
+            })
+            .collect();
+        let _ = writeln!(o, "vGPU utilization: {}", shares.join(", "));
+    }
+    let cores: f64 = r.cores.iter().map(|c| c.mean).sum::<f64>() / r.cores.len().max(1) as f64;
+    let _ = writeln!(o, "mean core utilization: {}", pct(cores * 100.0));
+    for n in &r.notes {
+        let _ = writeln!(o, "note: {n}");
+    }
+    if !exceeded.is_empty() {
+        let _ = writeln!(
+            o,
+            "WARNING: observed response times exceed the analysis bound for {} (the analysis \
+             ignores what the simulation adds, e.g. overheads or GPU sections)",
+            exceeded.join(", ")
+        );
+    }
+    let _ = writeln!(
+        o,
+        "result: {}",
+        if r.misses == 0 {
+            "no deadline missed".to_string()
+        } else {
+            format!("{} deadline(s) missed", r.misses)
+        }
+    );
+    o
+}
+
+pub fn csv(r: &SimResult) -> String {
+    let mut o = String::from(
+        "task,job,release_ns,ready_ns,start_ns,finish_ns,response_ns,response_pct_period,deadline_miss,tardiness_ns,blocking_ns,gpu\n",
+    );
+    let opt = |v: Option<u64>| v.map_or(String::new(), |x| x.to_string());
+    for j in &r.records {
+        let t = &r.tasks[j.task as usize];
+        let _ = writeln!(
+            o,
+            "{},{},{},{},{},{},{},{},{},{},{},{}",
+            csv_field(&t.name),
+            j.job,
+            j.release,
+            j.ready,
+            opt(j.start),
+            opt(j.finish),
+            opt(j.response),
+            j.response.map_or(String::new(), |x| format!(
+                "{:.3}",
+                x as f64 * 100.0 / t.period as f64
+            )),
+            j.deadline_miss,
+            j.tardiness,
+            j.blocking,
+            j.gpu.map_or(String::new(), |g| g.to_string())
+        );
+    }
+    o
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}

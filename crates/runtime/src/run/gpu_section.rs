@@ -1,0 +1,182 @@
+//! The GPU section of a job in `rtgpu run`, under the arbiter: a GPU token
+//! from the cluster's allocator (k-FMLP or GPUSync, seed 000 App. A / seed
+//! 004 §4.2), migration of the task's state when the token is on another GPU
+//! than last time (both copy locks, as a DGL or nested, seed 004 §4.3), the
+//! input copied in, the kernels, the output copied out, each step under its
+//! engine lock, copies in chunks with the copy lock released between chunks.
+
+use std::sync::Arc;
+
+use rtgpu_model::{GpuAllocator, PeerLocking, Workload};
+use rtgpu_policy::engine_lock::{chunks, copy_time};
+use rtgpu_policy::predictor::MAX_DISTANCE;
+
+use crate::arbiter::{
+    Arbiter, ArbiterConfig, ArbiterError, Client, Engine, QueueRule, TokenConfig,
+};
+use crate::gpu::{CopyDir, GpuBackend, GpuError};
+use crate::os::{monotonic_now, Nanos};
+
+/// One cluster's arbiter and the global indices of its GPUs.
+pub struct ClusterGpus {
+    pub arbiter: Arc<Arbiter>,
+    /// Local GPU index (the arbiter's) to global (the backend's).
+    pub global: Vec<usize>,
+}
+
+/// Builds one arbiter per cluster that has GPUs (GPUSync keeps one token
+/// allocator per cluster, seed 004 §4.2).
+pub fn cluster_arbiters(w: &Workload, apply_priorities: bool) -> Vec<Option<ClusterGpus>> {
+    let p = &w.policy;
+    let rule = match p.gpu_allocator {
+        GpuAllocator::Static => QueueRule::Static,
+        GpuAllocator::KFmlp => QueueRule::LAware,
+        GpuAllocator::GpuSync { affinity: true } => QueueRule::EarliestCompletion,
+        GpuAllocator::GpuSync { affinity: false } => QueueRule::ShortestQueue,
+    };
+    let bw = w.platform.bandwidth;
+    let priors: Vec<[Nanos; MAX_DISTANCE + 1]> = w
+        .tasks
+        .iter()
+        .map(|t| {
+            let hold = t.gpu.as_ref().map_or(0, |g| {
+                hold_estimate(g, bw.host_to_device, bw.device_to_host)
+            });
+            let state = t.gpu.as_ref().map_or(0, |g| copy_time(g.state, bw.peer));
+            // Distance 0 keeps the state; farther moves copy it.
+            std::array::from_fn(|d| if d == 0 { hold } else { hold + state })
+        })
+        .collect();
+    w.platform
+        .clusters
+        .iter()
+        .map(|c| {
+            if c.gpus.is_empty() {
+                return None;
+            }
+            let n = c.gpus.len();
+            let mut distance = Vec::with_capacity(n * n);
+            for &a in &c.gpus {
+                for &b in &c.gpus {
+                    distance.push(w.platform.migration_distance(a, b));
+                }
+            }
+            let arbiter = Arbiter::new(&ArbiterConfig {
+                copy_engines: c
+                    .gpus
+                    .iter()
+                    .map(|&g| w.platform.gpus[g].copy_engines)
+                    .collect(),
+                tokens: TokenConfig {
+                    gpus: n,
+                    tokens_per_gpu: p.tokens_per_gpu as usize,
+                    rule,
+                    stealing: p.gpu_allocator == GpuAllocator::KFmlp,
+                },
+                distance,
+                engine_locks: p.engine_locks,
+                apply_priorities,
+                priors: priors.clone(),
+            });
+            Some(ClusterGpus {
+                arbiter,
+                global: c.gpus.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Worst-case length of a GPU section without blocking: copies at their
+/// bandwidths plus the kernels (the k-FMLP's l, and the predictor's prior).
+pub fn hold_estimate(g: &rtgpu_model::GpuPart, h2d: u64, d2h: u64) -> Nanos {
+    copy_time(g.copy_in, h2d) + g.kernels.iter().sum::<Nanos>() + copy_time(g.copy_out, d2h)
+}
+
+/// What one task's GPU section does.
+pub struct GpuWork {
+    pub task: usize,
+    pub part: rtgpu_model::GpuPart,
+    pub chunk: Option<u64>,
+    pub peer_locking: PeerLocking,
+    pub hold: Nanos,
+    pub static_gpu: usize,
+}
+
+/// What one GPU section did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct GpuRun {
+    /// Global index of the GPU used.
+    pub gpu: usize,
+    /// Time blocked for the token.
+    pub token_wait: Nanos,
+    /// Time from the token's grant to its release.
+    pub token_hold: Nanos,
+    /// Whether the task's state migrated from another GPU first.
+    pub migrated: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SectionError {
+    #[error(transparent)]
+    Arbiter(#[from] ArbiterError),
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+}
+
+/// Runs one job's GPU section; `last` is the local GPU the task used last.
+pub fn run_section(
+    client: &Client,
+    cluster: &ClusterGpus,
+    backend: &dyn GpuBackend,
+    work: &GpuWork,
+    last: &mut Option<usize>,
+) -> Result<GpuRun, SectionError> {
+    let t0 = monotonic_now();
+    let tok = client.token(work.task, work.hold, *last, work.static_gpu)?;
+    let granted = monotonic_now();
+    let local = tok.gpu();
+    let gpu = cluster.global[local];
+    let g = &work.part;
+    let migrated = matches!(*last, Some(prev) if prev != local) && g.state > 0;
+    if let (true, Some(prev)) = (migrated, *last) {
+        let src = cluster.global[prev];
+        for n in chunks(g.state, work.chunk) {
+            let (a, b) = ((prev, Engine::CopyOut), (local, Engine::CopyIn));
+            match work.peer_locking {
+                PeerLocking::Dgl => {
+                    let _both = tok.locks(&[a, b])?;
+                    backend.peer_copy(src, gpu, n)?;
+                }
+                PeerLocking::Nested => {
+                    let [first, second] = cluster.arbiter.nested_order(a, b);
+                    let _outer = tok.locks(&[first])?;
+                    let _inner = tok.locks(&[second])?;
+                    backend.peer_copy(src, gpu, n)?;
+                }
+            }
+        }
+    }
+    for n in chunks(g.copy_in, work.chunk) {
+        let _l = tok.engine(Engine::CopyIn)?;
+        backend.copy(gpu, CopyDir::HostToDevice, n)?;
+    }
+    for &k in &g.kernels {
+        let _l = tok.engine(Engine::Exec)?;
+        backend.kernel(gpu, k)?;
+    }
+    for n in chunks(g.copy_out, work.chunk) {
+        let _l = tok.engine(Engine::CopyOut)?;
+        backend.copy(gpu, CopyDir::DeviceToHost, n)?;
+    }
+    let released = monotonic_now();
+    drop(tok);
+    let distance = cluster.arbiter.distance(*last, local);
+    client.observe(work.task, distance, released - granted);
+    *last = Some(local);
+    Ok(GpuRun {
+        gpu,
+        token_wait: granted - t0,
+        token_hold: released - granted,
+        migrated,
+    })
+}

@@ -1,0 +1,1656 @@
+//! The event loop.
+//!
+//! A binary heap of `(time, sequence, event)`; events of one instant run in
+//! the order they were scheduled. Stale events (a segment end after a
+//! preemption, a bus completion after the bus's load changed) carry a stamp
+//! and are dropped.
+//!
+//! Threads: one per task (jobs of a task run in sequence, a late job delays
+//! the next) and one interrupt thread per GPU. Each scheduling domain (a
+//! core under P-FP, a cluster under C-FP/C-EDF, all cores under G-FP/G-EDF)
+//! has a ready heap keyed by priority (FP key or absolute deadline, then
+//! thread id); a ready thread preempts the domain's least urgent running
+//! thread if it is more urgent.
+//!
+//! Overheads (seed 000 App. B), when the workload has any and the run
+//! injects them: each job's first CPU segment is charged
+//! `Δrel + Δipi + 2(Δsch + Δcxs)` (Eqs. 6, 9); each return from a GPU
+//! suspension `2(Δsch + Δcxs)` per interrupt (Eq. 7); a preempted thread
+//! `Δsch + Δcxs`; an interrupt's top half runs non-preemptively on the
+//! GPU's interrupt core (the first core of its cluster) and freezes
+//! whatever runs there (Eqs. 12-18); bottom halves per the interrupt
+//! policy ([`rtgpu_policy::interrupt::plan`]). Timer ticks are not
+//! simulated.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use rtgpu_analysis::generate::Rng;
+use rtgpu_model::{GpuAllocator, InterruptHandling, PeerLocking};
+use rtgpu_policy::engine_lock::{chunks, copy_time, Engine as Eng, EngineLocks, LockGrant, ReqId};
+use rtgpu_policy::interrupt::{self, BottomHalf, Handling};
+use rtgpu_policy::predictor::CostPredictor;
+use rtgpu_policy::token::{self, Decision, QueueRule, TokenAllocator};
+use rtgpu_policy::vgpu::{VgpuConfig, VgpuPolicy, VgpuScheduler};
+use rtgpu_policy::{JobId, Time};
+
+use crate::setup::{fixed_irq_key, Setup};
+use crate::trace::{Span, SpanKind};
+use crate::{JobRecord, Releases, SimConfig, SimResult, TaskStats, UtilizationSeries};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    Release(u32),
+    Segment(u32, u32),
+    PieceStart(u32),
+    TopHalfDone(u32),
+    Bus(u32, u32),
+    KernelDone(u32),
+    VgpuTimer(u32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TState {
+    Idle,
+    Ready,
+    Running(u32),
+    Suspended,
+}
+
+struct Thread {
+    domain: u32,
+    key: u64,
+    stamp: u32,
+    state: TState,
+    remaining: Time,
+    piece_left: Time,
+    seg_start: Time,
+    seg_len: Time,
+    run_start: Time,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Only,
+    Pre,
+    Gpu,
+    Post,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum OpKind {
+    /// Whole-GPU lock of the no-engine-locks scenarios ("e").
+    GpuLock,
+    Copy {
+        bytes: u64,
+        bw: u64,
+        bus: u32,
+        kind: SpanKind,
+        /// Last chunk of a copy: nothing special; every chunk releases.
+        engine: u32,
+    },
+    Kernel {
+        time: Time,
+        last: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Op {
+    kind: OpKind,
+    locks: [usize; 2],
+    nlocks: u8,
+}
+
+struct Job {
+    active: bool,
+    seq: u64,
+    arrival: Time,
+    ready: Time,
+    start: Option<Time>,
+    phase: Phase,
+    post_work: Time,
+    piece: usize,
+    blocked: Time,
+    blocked_since: Option<Time>,
+    gpu: Option<u32>,
+    pending: VecDeque<(Time, Time)>,
+    /// Entries of `pending` whose release event has happened.
+    released: u32,
+    next_arrival: Time,
+    // GPU section
+    ops: Vec<Op>,
+    pc: usize,
+    section_gpu: usize,
+    reqs: [Option<ReqId>; 2],
+    gpu_lock: Option<ReqId>,
+    has_token: bool,
+    token_time: Time,
+    section_blocked: Time,
+    op_start: Time,
+    interrupts: u32,
+    last_gpu: Option<usize>,
+    distance: u32,
+}
+
+struct Bus {
+    active: Vec<(u32, Time)>,
+    last: Time,
+    stamp: u32,
+}
+
+struct Core {
+    running: Option<u32>,
+    stamp: u32,
+    frozen_until: Time,
+}
+
+struct IrqItem {
+    owner: u32,
+    gpu: u32,
+    deferred: Option<(u64, Time)>,
+    owner_key: u64,
+    start: Time,
+}
+
+struct Stats {
+    jobs: u64,
+    unfinished: u64,
+    misses: u64,
+    max_response: Time,
+    sum_response: u128,
+    sum_pct: f64,
+    max_pct: f64,
+    max_tardiness: Time,
+    max_blocking: Time,
+    migrations: u64,
+}
+
+pub struct Engine {
+    s: Setup,
+    cfg: SimConfig,
+    now: Time,
+    seq: u64,
+    events: BinaryHeap<Reverse<(Time, u64, Ev)>>,
+    rng: Rng,
+    threads: Vec<Thread>,
+    jobs: Vec<Job>,
+    ready: Vec<BinaryHeap<Reverse<(u64, u32, u32)>>>,
+    cores: Vec<Core>,
+    allocators: Vec<TokenAllocator>,
+    locks: EngineLocks,
+    grants: Vec<LockGrant>,
+    req_owner: Vec<u32>,
+    buses: Vec<Bus>,
+    kernel_owner: Vec<Option<u32>>,
+    vgpu_sched: Vec<Option<VgpuScheduler>>,
+    vgpu_local: Vec<usize>,
+    irq_items: Vec<IrqItem>,
+    irq_free: Vec<u32>,
+    irq_queue: Vec<VecDeque<u32>>,
+    irq_current: Vec<Option<u32>>,
+    handling: Handling,
+    costs: interrupt::Costs,
+    stats: Vec<Stats>,
+    records: Vec<JobRecord>,
+    inversions: Vec<Time>,
+    spans: Vec<Span>,
+    bucket: Time,
+    engine_busy: Vec<Vec<Time>>,
+    core_busy: Vec<Vec<Time>>,
+    vgpu_busy: Vec<Vec<Time>>,
+    active_jobs: usize,
+    ntasks: u32,
+}
+
+fn add_busy(series: &mut [Time], bucket: Time, start: Time, end: Time) {
+    if bucket == 0 || series.is_empty() {
+        return;
+    }
+    let mut t = start;
+    while t < end {
+        let b = (t / bucket) as usize;
+        if b >= series.len() {
+            break;
+        }
+        let edge = (b as Time + 1) * bucket;
+        let e = end.min(edge);
+        series[b] += e - t;
+        t = e;
+    }
+}
+
+impl Engine {
+    pub(crate) fn new(s: Setup, cfg: &SimConfig) -> Engine {
+        let n = s.tasks.len();
+        let g = s.gpus.len();
+        let mut threads = Vec::with_capacity(n + g);
+        for t in &s.tasks {
+            threads.push(Thread {
+                domain: t.pieces[0].domain as u32,
+                key: t.pieces[0].key,
+                stamp: 0,
+                state: TState::Idle,
+                remaining: 0,
+                piece_left: 0,
+                seg_start: 0,
+                seg_len: 0,
+                run_start: 0,
+            });
+        }
+        for gpu in &s.gpus {
+            threads.push(Thread {
+                domain: s.core_domain[gpu.irq_core] as u32,
+                key: 0,
+                stamp: 0,
+                state: TState::Idle,
+                remaining: 0,
+                piece_left: Time::MAX,
+                seg_start: 0,
+                seg_len: 0,
+                run_start: 0,
+            });
+        }
+        let jobs = (0..n)
+            .map(|_| Job {
+                active: false,
+                seq: 0,
+                arrival: 0,
+                ready: 0,
+                start: None,
+                phase: Phase::Only,
+                post_work: 0,
+                piece: 0,
+                blocked: 0,
+                blocked_since: None,
+                gpu: None,
+                pending: VecDeque::new(),
+                released: 0,
+                next_arrival: 0,
+                ops: Vec::new(),
+                pc: 0,
+                section_gpu: 0,
+                reqs: [None; 2],
+                gpu_lock: None,
+                has_token: false,
+                token_time: 0,
+                section_blocked: 0,
+                op_start: 0,
+                interrupts: 0,
+                last_gpu: None,
+                distance: 0,
+            })
+            .collect();
+        let rule = match s.policy.gpu_allocator {
+            GpuAllocator::Static => QueueRule::Static,
+            GpuAllocator::KFmlp => QueueRule::LAware,
+            GpuAllocator::GpuSync { affinity: true } => QueueRule::EarliestCompletion,
+            GpuAllocator::GpuSync { affinity: false } => QueueRule::ShortestQueue,
+        };
+        let allocators = s
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(gi, grp)| {
+                let priors: Vec<[Time; 4]> = s
+                    .tasks
+                    .iter()
+                    .map(|t| match &t.gpu {
+                        Some(gt) if gt.group == gi => gt.prior,
+                        _ => [0; 4],
+                    })
+                    .collect();
+                TokenAllocator::new(
+                    token::Config {
+                        gpus: grp.gpus.len(),
+                        tokens_per_gpu: s.policy.tokens_per_gpu as usize,
+                        rule,
+                        stealing: rule != QueueRule::Static,
+                    },
+                    grp.distance.clone(),
+                    CostPredictor::new(&priors),
+                )
+            })
+            .collect();
+        let copy_engines: Vec<u8> = s.gpus.iter().map(|g| g.copy_engines).collect();
+        let buses = (0..s.links * 2)
+            .map(|_| Bus {
+                active: Vec::new(),
+                last: 0,
+                stamp: 0,
+            })
+            .collect();
+        let mut vgpu_sched: Vec<Option<VgpuScheduler>> = (0..g).map(|_| None).collect();
+        let mut vgpu_local = vec![0; s.vgpus.len()];
+        for (gi, slot) in vgpu_sched.iter_mut().enumerate() {
+            let mine: Vec<usize> = (0..s.vgpus.len()).filter(|&v| s.vgpus[v].1 == gi).collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let policy = match s.vgpus[mine[0]].2 {
+                rtgpu_model::VgpuPolicy::Band => VgpuPolicy::Band,
+                rtgpu_model::VgpuPolicy::Fifo => VgpuPolicy::Fifo,
+                rtgpu_model::VgpuPolicy::FixedPriority => VgpuPolicy::FixedPriority,
+            };
+            let cfgs: Vec<VgpuConfig> = mine
+                .iter()
+                .enumerate()
+                .map(|(k, &v)| {
+                    vgpu_local[v] = k;
+                    VgpuConfig {
+                        budget: s.vgpus[v].3,
+                        period: s.vgpus[v].4,
+                        priority: k as u64,
+                    }
+                })
+                .collect();
+            *slot = Some(VgpuScheduler::new(policy, &cfgs, 0));
+        }
+        let handling = match s.policy.interrupts {
+            InterruptHandling::Slih => Handling::Slih,
+            InterruptHandling::Pai => Handling::Pai,
+            InterruptHandling::Klmirqd => Handling::Klmirqd,
+            InterruptHandling::FixedPriorityThreads { priority } => Handling::FixedThreads {
+                priority: fixed_irq_key(priority, s.edf),
+            },
+        };
+        let o = s.overheads;
+        let costs = interrupt::Costs {
+            th: o.th,
+            bh: o.bh,
+            krel: o.krel,
+            pairel: o.pairel,
+            paisch: o.paisch,
+        };
+        let nb = cfg.buckets.max(1);
+        let bucket = cfg.duration.div_ceil(nb as Time).max(1);
+        let stats = (0..n)
+            .map(|_| Stats {
+                jobs: 0,
+                unfinished: 0,
+                misses: 0,
+                max_response: 0,
+                sum_response: 0,
+                sum_pct: 0.0,
+                max_pct: 0.0,
+                max_tardiness: 0,
+                max_blocking: 0,
+                migrations: 0,
+            })
+            .collect();
+        let ndomains = s.domains.len();
+        let ncores = s.cores;
+        let nv = s.vgpus.len();
+        Engine {
+            cfg: cfg.clone(),
+            now: 0,
+            seq: 0,
+            events: BinaryHeap::with_capacity(4 * n + 16),
+            rng: Rng::new(cfg.seed),
+            threads,
+            jobs,
+            ready: (0..ndomains).map(|_| BinaryHeap::new()).collect(),
+            cores: (0..ncores)
+                .map(|_| Core {
+                    running: None,
+                    stamp: 0,
+                    frozen_until: 0,
+                })
+                .collect(),
+            allocators,
+            locks: EngineLocks::new(&copy_engines),
+            grants: Vec::new(),
+            req_owner: Vec::new(),
+            buses,
+            kernel_owner: vec![None; g],
+            vgpu_sched,
+            vgpu_local,
+            irq_items: Vec::new(),
+            irq_free: Vec::new(),
+            irq_queue: (0..g).map(|_| VecDeque::new()).collect(),
+            irq_current: vec![None; g],
+            handling,
+            costs,
+            stats,
+            records: Vec::new(),
+            inversions: Vec::new(),
+            spans: Vec::new(),
+            bucket,
+            engine_busy: vec![vec![0; nb]; g * 3],
+            core_busy: vec![vec![0; nb]; ncores],
+            vgpu_busy: vec![vec![0; nb]; nv],
+            active_jobs: 0,
+            ntasks: n as u32,
+            s,
+        }
+    }
+
+    /// Events of one instant: segment ends first (a job that finishes at t
+    /// is not preempted at t), then device completions, then releases.
+    fn push(&mut self, t: Time, ev: Ev) {
+        self.seq += 1;
+        let class: u64 = match ev {
+            Ev::Segment(..) => 0,
+            Ev::Bus(..) | Ev::KernelDone(_) | Ev::TopHalfDone(_) | Ev::VgpuTimer(_) => 1,
+            Ev::Release(_) | Ev::PieceStart(_) => 2,
+        };
+        self.events.push(Reverse((t, (class << 62) | self.seq, ev)));
+    }
+
+    fn overheads_on(&self) -> bool {
+        self.s.overheads != rtgpu_model::Overheads::zero()
+    }
+
+    pub fn run(mut self) -> SimResult {
+        for i in 0..self.ntasks {
+            self.schedule_release(i, 0);
+        }
+        while let Some(Reverse((t, _, ev))) = self.events.pop() {
+            if t >= self.cfg.duration && (!self.cfg.drain || self.active_jobs == 0) {
+                break;
+            }
+            self.now = t;
+            match ev {
+                Ev::Release(i) => self.on_release(i),
+                Ev::Segment(c, stamp) => self.on_segment(c, stamp),
+                Ev::PieceStart(i) => self.make_ready(i),
+                Ev::TopHalfDone(k) => self.on_top_half_done(k),
+                Ev::Bus(b, stamp) => self.on_bus(b, stamp),
+                Ev::KernelDone(g) => self.on_kernel_done(g),
+                Ev::VgpuTimer(g) => {
+                    let now = self.now;
+                    let d = self.vgpu_sched[g as usize]
+                        .as_mut()
+                        .and_then(|s| s.timer(now));
+                    self.vgpu_dispatch(g as usize, d);
+                }
+            }
+        }
+        let end = if self.cfg.drain {
+            self.now.max(self.cfg.duration)
+        } else {
+            self.cfg.duration
+        };
+        self.finish(end)
+    }
+
+    // ---------------------------------------------------------------- releases
+
+    fn schedule_release(&mut self, i: u32, arrival: Time) {
+        if arrival >= self.cfg.duration {
+            return;
+        }
+        let t = &self.s.tasks[i as usize];
+        let jitter = if t.jitter > 0 {
+            self.rng.range(0, t.jitter)
+        } else {
+            0
+        };
+        let j = &mut self.jobs[i as usize];
+        j.next_arrival = arrival;
+        // Never release out of order.
+        let last_ready = j.pending.back().map_or(0, |p| p.1);
+        let ready = (arrival + jitter).max(last_ready);
+        j.pending.push_back((arrival, ready));
+        self.push(ready, Ev::Release(i));
+    }
+
+    fn gap(&mut self, i: u32) -> Time {
+        let period = self.s.tasks[i as usize].period;
+        match self.cfg.releases {
+            Releases::Periodic => period,
+            Releases::Sporadic { max_extra_ppm } => {
+                let extra = (period as u128 * max_extra_ppm as u128 / 1_000_000) as Time;
+                period + self.rng.range(0, extra)
+            }
+        }
+    }
+
+    fn on_release(&mut self, i: u32) {
+        let arrival = self.jobs[i as usize].next_arrival;
+        // Mark this release as due; the pending entry was pushed when it
+        // was scheduled. Start it if the thread is free.
+        self.active_jobs += 1;
+        self.jobs[i as usize].released += 1;
+        if !self.cfg.shift_tardy {
+            let gap = self.gap(i);
+            self.schedule_release(i, arrival + gap);
+        }
+        if !self.jobs[i as usize].active {
+            self.start_job(i);
+        }
+    }
+
+    fn start_job(&mut self, i: u32) {
+        let now = self.now;
+        let iu = i as usize;
+        let Some(&(arrival, ready)) = self.jobs[iu].pending.front() else {
+            return;
+        };
+        if ready > now {
+            return; // not released yet (its Release event will start it)
+        }
+        if self.jobs[iu].released == 0 {
+            return;
+        }
+        self.jobs[iu].released -= 1;
+        self.jobs[iu].pending.pop_front();
+        let t = &self.s.tasks[iu];
+        let mut work = t.wcet;
+        if self.cfg.bcet_ppm < 1_000_000 {
+            let lo = (t.wcet as u128 * self.cfg.bcet_ppm as u128 / 1_000_000) as Time;
+            work = self.rng.range(lo.max(1).min(t.wcet), t.wcet);
+        }
+        let o = self.s.overheads;
+        let charge = o.rel + o.ipi + 2 * (o.sch + o.cxs);
+        let uses_gpu = t.gpu.is_some();
+        let first_piece_budget = t.pieces[0].budget;
+        let key0 = t.pieces[0].key;
+        let dom0 = t.pieces[0].domain as u32;
+        let deadline = arrival + t.deadline;
+        let edf = self.s.edf;
+        let j = &mut self.jobs[iu];
+        j.active = true;
+        j.seq += 1;
+        j.arrival = arrival;
+        j.ready = ready;
+        j.start = None;
+        j.blocked = 0;
+        j.blocked_since = None;
+        j.gpu = None;
+        j.piece = 0;
+        j.interrupts = 0;
+        let (phase, first, post) = if uses_gpu {
+            (Phase::Pre, work / 2 + charge, work - work / 2)
+        } else {
+            (Phase::Only, work + charge, 0)
+        };
+        j.phase = phase;
+        j.post_work = post;
+        let th = &mut self.threads[iu];
+        th.remaining = first;
+        th.piece_left = if self.s.tasks[iu].pieces.len() == 1 {
+            Time::MAX
+        } else {
+            first_piece_budget
+        };
+        th.domain = dom0;
+        th.key = if edf { deadline } else { key0 };
+        self.make_ready(i);
+    }
+
+    // ---------------------------------------------------------------- CPU
+
+    /// Put task or irq thread `i` in its domain's ready heap (moving to its
+    /// next piece first when its piece budget is spent) and reschedule.
+    fn make_ready(&mut self, i: u32) {
+        let iu = i as usize;
+        if iu < self.s.tasks.len() {
+            // Piece bookkeeping (P-FP split tasks).
+            let npieces = self.s.tasks[iu].pieces.len();
+            let mut piece = self.jobs[iu].piece;
+            if self.threads[iu].piece_left == 0 && piece + 1 < npieces {
+                piece += 1;
+                self.jobs[iu].piece = piece;
+                let p = &self.s.tasks[iu].pieces[piece];
+                let last = piece + 1 == npieces;
+                let release = self.jobs[iu].arrival + p.offset;
+                let th = &mut self.threads[iu];
+                th.domain = p.domain as u32;
+                if !self.s.edf {
+                    th.key = p.key;
+                }
+                th.piece_left = if last { Time::MAX } else { p.budget };
+                if release > self.now {
+                    th.state = TState::Suspended;
+                    self.push(release, Ev::PieceStart(i));
+                    return;
+                }
+            } else if self.threads[iu].piece_left == 0 {
+                self.threads[iu].piece_left = Time::MAX;
+            }
+        }
+        let th = &mut self.threads[iu];
+        th.state = TState::Ready;
+        th.stamp = th.stamp.wrapping_add(1);
+        let d = th.domain as usize;
+        self.ready[d].push(Reverse((th.key, i, th.stamp)));
+        self.schedule(d);
+    }
+
+    fn valid_top(&mut self, d: usize) -> Option<(u64, u32)> {
+        while let Some(&Reverse((key, tid, stamp))) = self.ready[d].peek() {
+            let th = &self.threads[tid as usize];
+            if th.state == TState::Ready && th.stamp == stamp && th.key == key {
+                return Some((key, tid));
+            }
+            self.ready[d].pop();
+        }
+        None
+    }
+
+    fn schedule(&mut self, d: usize) {
+        loop {
+            let Some((key, tid)) = self.valid_top(d) else {
+                return;
+            };
+            let mut idle = None;
+            let mut worst: Option<(u64, u32, usize)> = None;
+            for &c in &self.s.domains[d] {
+                match self.cores[c].running {
+                    None => {
+                        idle = Some(c);
+                        break;
+                    }
+                    Some(r) => {
+                        let k = (self.threads[r as usize].key, r, c);
+                        if worst.is_none_or(|w| (k.0, k.1) > (w.0, w.1)) {
+                            worst = Some(k);
+                        }
+                    }
+                }
+            }
+            let core = match (idle, worst) {
+                (Some(c), _) => c,
+                (None, Some((wk, wt, c))) if (key, tid) < (wk, wt) => {
+                    self.preempt(c);
+                    c
+                }
+                _ => return,
+            };
+            self.ready[d].pop();
+            self.dispatch(tid, core);
+        }
+    }
+
+    fn dispatch(&mut self, tid: u32, c: usize) {
+        let now = self.now;
+        let start = now.max(self.cores[c].frozen_until);
+        let core = &mut self.cores[c];
+        core.running = Some(tid);
+        core.stamp = core.stamp.wrapping_add(1);
+        let stamp = core.stamp;
+        let th = &mut self.threads[tid as usize];
+        th.state = TState::Running(c as u32);
+        th.seg_start = start;
+        th.run_start = start;
+        th.seg_len = th.remaining.min(th.piece_left);
+        let end = start.saturating_add(th.seg_len);
+        let tu = tid as usize;
+        if tu < self.jobs.len() {
+            if self.jobs[tu].start.is_none() {
+                self.jobs[tu].start = Some(start);
+            }
+        } else {
+            self.irq_dispatched(tu - self.jobs.len());
+        }
+        self.push(end, Ev::Segment(c as u32, stamp));
+    }
+
+    /// Progress of the thread on core `c` up to now; ends its run span.
+    fn stop_running(&mut self, c: usize) -> Option<u32> {
+        let now = self.now;
+        let tid = self.cores[c].running.take()?;
+        self.cores[c].stamp = self.cores[c].stamp.wrapping_add(1);
+        let th = &mut self.threads[tid as usize];
+        let progress = now.saturating_sub(th.seg_start).min(th.seg_len);
+        th.remaining -= progress;
+        if th.piece_left != Time::MAX {
+            th.piece_left -= progress;
+        }
+        let run_start = th.run_start;
+        if now > run_start {
+            add_busy(&mut self.core_busy[c], self.bucket, run_start, now);
+            if self.cfg.trace {
+                self.spans.push(Span {
+                    track: c as u32,
+                    start: run_start,
+                    end: now,
+                    who: self.who(tid),
+                    kind: if (tid as usize) < self.jobs.len() {
+                        SpanKind::Run
+                    } else {
+                        SpanKind::BottomHalf
+                    },
+                });
+            }
+        }
+        Some(tid)
+    }
+
+    fn who(&self, tid: u32) -> u32 {
+        if (tid as usize) < self.jobs.len() {
+            tid
+        } else {
+            u32::MAX - (tid - self.ntasks)
+        }
+    }
+
+    fn preempt(&mut self, c: usize) {
+        if let Some(tid) = self.stop_running(c) {
+            let o = self.s.overheads;
+            let th = &mut self.threads[tid as usize];
+            th.remaining += o.sch + o.cxs;
+            th.state = TState::Ready;
+            th.stamp = th.stamp.wrapping_add(1);
+            let d = th.domain as usize;
+            self.ready[d].push(Reverse((th.key, tid, th.stamp)));
+        }
+    }
+
+    fn on_segment(&mut self, c: u32, stamp: u32) {
+        let cu = c as usize;
+        if self.cores[cu].stamp != stamp {
+            return;
+        }
+        let Some(tid) = self.stop_running(cu) else {
+            return;
+        };
+        let d = self.s.core_domain[cu];
+        self.threads[tid as usize].state = TState::Suspended;
+        if (tid as usize) < self.jobs.len() {
+            self.task_segment_done(tid);
+        } else {
+            self.irq_segment_done(tid as usize - self.jobs.len());
+        }
+        self.schedule(d);
+    }
+
+    fn task_segment_done(&mut self, i: u32) {
+        let iu = i as usize;
+        if self.threads[iu].remaining > 0 {
+            // Piece budget spent: migrate to the next piece (seed 003).
+            self.make_ready(i);
+            return;
+        }
+        match self.jobs[iu].phase {
+            Phase::Pre => self.start_gpu_section(i),
+            Phase::Only | Phase::Post => self.complete_job(i),
+            Phase::Gpu => {}
+        }
+    }
+
+    fn complete_job(&mut self, i: u32) {
+        let iu = i as usize;
+        let now = self.now;
+        let t = &self.s.tasks[iu];
+        let j = &mut self.jobs[iu];
+        j.active = false;
+        self.active_jobs -= 1;
+        let response = now - j.arrival;
+        let deadline = j.arrival + t.deadline;
+        let miss = now > deadline;
+        let tardiness = now.saturating_sub(deadline);
+        let st = &mut self.stats[iu];
+        st.jobs += 1;
+        st.misses += miss as u64;
+        st.max_response = st.max_response.max(response);
+        st.sum_response += response as u128;
+        let pct = response as f64 * 100.0 / t.period as f64;
+        st.sum_pct += pct;
+        if pct > st.max_pct {
+            st.max_pct = pct;
+        }
+        st.max_tardiness = st.max_tardiness.max(tardiness);
+        st.max_blocking = st.max_blocking.max(j.blocked);
+        if self.cfg.record_jobs {
+            self.records.push(JobRecord {
+                task: i,
+                job: j.seq - 1,
+                release: j.arrival,
+                ready: j.ready,
+                start: j.start,
+                finish: Some(now),
+                response: Some(response),
+                deadline_miss: miss,
+                tardiness,
+                blocking: j.blocked,
+                gpu: j.gpu,
+            });
+        }
+        self.threads[iu].state = TState::Idle;
+        if self.cfg.shift_tardy {
+            // One job at a time; the next arrives a gap after this one, or
+            // now if this one was late.
+            let arrival = self.jobs[iu].arrival;
+            let gap = self.gap(i);
+            self.schedule_release(i, (arrival + gap).max(now));
+        }
+        self.start_job(i);
+    }
+
+    // ---------------------------------------------------------------- GPU
+
+    fn start_gpu_section(&mut self, i: u32) {
+        let iu = i as usize;
+        let now = self.now;
+        self.jobs[iu].phase = Phase::Gpu;
+        self.threads[iu].state = TState::Suspended;
+        let Some(gt) = self.s.tasks[iu].gpu.as_ref() else {
+            return;
+        };
+        if gt.vgpu.is_some() {
+            let g = gt.static_gpu;
+            self.on_token(i, g, false);
+            return;
+        }
+        let group = gt.group;
+        let grp = &self.s.groups[group];
+        let local = |g: usize| grp.gpus.iter().position(|&x| x == g);
+        let req = token::Request {
+            job: i as JobId,
+            task: iu,
+            prio: self.threads[iu].key,
+            hold: gt.prior[0],
+            last_gpu: self.jobs[iu].last_gpu.and_then(local),
+            static_gpu: local(gt.static_gpu).unwrap_or(0),
+        };
+        match self.allocators[group].request(&req, now) {
+            Decision::Granted { gpu, .. } => {
+                let g = self.s.groups[group].gpus[gpu];
+                self.on_token(i, g, true);
+            }
+            Decision::Queued { .. } => {
+                self.jobs[iu].blocked_since = Some(now);
+            }
+        }
+    }
+
+    fn end_block(&mut self, i: usize) {
+        if let Some(since) = self.jobs[i].blocked_since.take() {
+            let b = self.now - since;
+            self.jobs[i].blocked += b;
+            self.jobs[i].section_blocked += b;
+        }
+    }
+
+    /// `i` holds a token for global GPU `g` (or its vGPU's GPU).
+    fn on_token(&mut self, i: u32, g: usize, token: bool) {
+        let iu = i as usize;
+        self.end_block(iu);
+        let now = self.now;
+        let s = &self.s;
+        let Some(gt) = s.tasks[iu].gpu.as_ref() else {
+            return;
+        };
+        let policy = s.policy;
+        let chunk = policy.chunk_size;
+        let bw = s.bandwidth;
+        let links = s.gpus[g].link as u32;
+        let down = |link: u32| link * 2;
+        let up = |link: u32| link * 2 + 1;
+        let locks = &self.locks;
+        let j = &mut self.jobs[iu];
+        j.has_token = token;
+        j.token_time = now;
+        j.section_blocked = 0;
+        j.section_gpu = g;
+        j.gpu = Some(g as u32);
+        j.pc = 0;
+        j.ops.clear();
+        let engine_locks = policy.engine_locks || gt.vgpu.is_some();
+        let one = |l: usize| [l, l];
+        let lock_or_none = |l: usize| {
+            if engine_locks {
+                (one(l), 1)
+            } else {
+                (one(0), 0)
+            }
+        };
+        if !engine_locks {
+            j.ops.push(Op {
+                kind: OpKind::GpuLock,
+                locks: one(locks.lock_id(g, Eng::Exec)),
+                nlocks: 1,
+            });
+        }
+        // Migration of the task's state (seed 004 §4.3).
+        let mut distance = 0;
+        if let Some(p) = j.last_gpu.filter(|&p| p != g) {
+            distance = s.platform.migration_distance(p, g);
+            self.stats[iu].migrations += 1;
+            let same_node = s.gpus[p].cluster == s.gpus[g].cluster;
+            if self.cfg.peer_migration && same_node {
+                let (l, n) = if engine_locks {
+                    (
+                        [
+                            locks.lock_id(p, Eng::CopyOut),
+                            locks.lock_id(g, Eng::CopyIn),
+                        ],
+                        2,
+                    )
+                } else {
+                    (one(0), 0)
+                };
+                for c in chunks(gt.state, chunk) {
+                    j.ops.push(Op {
+                        kind: OpKind::Copy {
+                            bytes: c,
+                            bw: bw.peer,
+                            bus: down(links),
+                            kind: SpanKind::Migrate,
+                            engine: (g * 3 + 1) as u32,
+                        },
+                        locks: l,
+                        nlocks: n,
+                    });
+                }
+            } else {
+                let plink = s.gpus[p].link as u32;
+                let (l, n) = lock_or_none(locks.lock_id(p, Eng::CopyOut));
+                for c in chunks(gt.state, chunk) {
+                    j.ops.push(Op {
+                        kind: OpKind::Copy {
+                            bytes: c,
+                            bw: bw.device_to_host,
+                            bus: up(plink),
+                            kind: SpanKind::Migrate,
+                            engine: (p * 3 + if s.gpus[p].copy_engines >= 2 { 2 } else { 1 })
+                                as u32,
+                        },
+                        locks: l,
+                        nlocks: n,
+                    });
+                }
+                let (l, n) = lock_or_none(locks.lock_id(g, Eng::CopyIn));
+                for c in chunks(gt.state, chunk) {
+                    j.ops.push(Op {
+                        kind: OpKind::Copy {
+                            bytes: c,
+                            bw: bw.host_to_device,
+                            bus: down(links),
+                            kind: SpanKind::Migrate,
+                            engine: (g * 3 + 1) as u32,
+                        },
+                        locks: l,
+                        nlocks: n,
+                    });
+                }
+            }
+        }
+        j.distance = distance;
+        let (l, n) = lock_or_none(locks.lock_id(g, Eng::CopyIn));
+        for c in chunks(gt.copy_in, chunk) {
+            j.ops.push(Op {
+                kind: OpKind::Copy {
+                    bytes: c,
+                    bw: bw.host_to_device,
+                    bus: down(links),
+                    kind: SpanKind::CopyIn,
+                    engine: (g * 3 + 1) as u32,
+                },
+                locks: l,
+                nlocks: n,
+            });
+        }
+        let nk = gt.kernels.len();
+        let exec = locks.lock_id(g, Eng::Exec);
+        for (k, &time) in gt.kernels.iter().enumerate() {
+            let first = k == 0;
+            // Kernels of a vGPU go through its scheduler, not a lock.
+            let (l, n) = if engine_locks && first && gt.vgpu.is_none() {
+                (one(exec), 1)
+            } else {
+                (one(0), 0)
+            };
+            j.ops.push(Op {
+                kind: OpKind::Kernel {
+                    time,
+                    last: k + 1 == nk,
+                },
+                locks: l,
+                nlocks: n,
+            });
+        }
+        let out_engine = (g * 3 + if s.gpus[g].copy_engines >= 2 { 2 } else { 1 }) as u32;
+        let (l, n) = lock_or_none(locks.lock_id(g, Eng::CopyOut));
+        for c in chunks(gt.copy_out, chunk) {
+            j.ops.push(Op {
+                kind: OpKind::Copy {
+                    bytes: c,
+                    bw: bw.device_to_host,
+                    bus: up(links),
+                    kind: SpanKind::CopyOut,
+                    engine: out_engine,
+                },
+                locks: l,
+                nlocks: n,
+            });
+        }
+        self.advance(i);
+    }
+
+    fn prio_of(&self, i: usize) -> u64 {
+        self.threads[i].key
+    }
+
+    fn lock_request(&mut self, i: u32, locks: &[usize]) -> (ReqId, bool) {
+        let prio = self.prio_of(i as usize);
+        let (r, ok) = self.locks.request(i as JobId, prio, locks);
+        if self.req_owner.len() <= r {
+            self.req_owner.resize(r + 1, 0);
+        }
+        self.req_owner[r] = i;
+        (r, ok)
+    }
+
+    /// Continue job `i`'s GPU section from its current op: acquire the
+    /// op's locks (suspending while blocked), then start it.
+    fn advance(&mut self, i: u32) {
+        let iu = i as usize;
+        loop {
+            let j = &self.jobs[iu];
+            if j.pc >= j.ops.len() {
+                self.finish_section(i);
+                return;
+            }
+            let op = j.ops[j.pc];
+            let nested = self.s.policy.peer_locking == PeerLocking::Nested;
+            let want = op.nlocks as usize;
+            // Per-op locks are released when an op ends, so none is held
+            // here (kernels after the first keep the execution lock and
+            // name no lock).
+            if want > 0 {
+                let ok = if want == 2 && nested {
+                    // Nested: the lower lock first, the other once held.
+                    let order = rtgpu_policy::engine_lock::nested_order(op.locks[0], op.locks[1]);
+                    let (r, ok) = self.lock_request(i, &order[..1]);
+                    self.jobs[iu].reqs[0] = Some(r);
+                    if ok {
+                        let (r2, ok2) = self.lock_request(i, &order[1..]);
+                        self.jobs[iu].reqs[1] = Some(r2);
+                        ok2
+                    } else {
+                        false
+                    }
+                } else {
+                    let (r, ok) = self.lock_request(i, &op.locks[..want]);
+                    if matches!(op.kind, OpKind::GpuLock) {
+                        self.jobs[iu].gpu_lock = Some(r);
+                    } else {
+                        self.jobs[iu].reqs[0] = Some(r);
+                    }
+                    ok
+                };
+                if !ok {
+                    self.jobs[iu].blocked_since = Some(self.now);
+                    return;
+                }
+            }
+            if matches!(op.kind, OpKind::GpuLock) {
+                self.jobs[iu].pc += 1;
+                continue;
+            }
+            self.start_op(i, op);
+            return;
+        }
+    }
+
+    /// A lock request of some job was granted on a release.
+    fn on_lock_granted(&mut self, g: LockGrant) {
+        let i = self.req_owner[g.req];
+        let iu = i as usize;
+        let j = &self.jobs[iu];
+        if j.gpu_lock == Some(g.req) {
+            self.end_block(iu);
+            self.jobs[iu].pc += 1;
+            self.advance(i);
+            return;
+        }
+        let op = j.ops[j.pc];
+        let nested = self.s.policy.peer_locking == PeerLocking::Nested;
+        if op.nlocks == 2 && nested && j.reqs[1].is_none() {
+            let order = rtgpu_policy::engine_lock::nested_order(op.locks[0], op.locks[1]);
+            let (r2, ok2) = self.lock_request(i, &order[1..]);
+            self.jobs[iu].reqs[1] = Some(r2);
+            if !ok2 {
+                return;
+            }
+        }
+        self.end_block(iu);
+        self.start_op(i, op);
+    }
+
+    fn start_op(&mut self, i: u32, op: Op) {
+        let now = self.now;
+        let iu = i as usize;
+        self.jobs[iu].op_start = now;
+        match op.kind {
+            OpKind::GpuLock => {}
+            OpKind::Copy { bytes, bw, bus, .. } => {
+                let work = copy_time(bytes, bw);
+                self.bus_advance(bus as usize);
+                self.buses[bus as usize].active.push((i, work));
+                self.bus_reschedule(bus as usize);
+            }
+            OpKind::Kernel { time, .. } => {
+                let g = self.jobs[iu].section_gpu;
+                let vg = self.s.tasks[iu].gpu.as_ref().and_then(|t| t.vgpu);
+                match vg {
+                    Some(v) => {
+                        let local = self.vgpu_local[v];
+                        let d = self.vgpu_sched[g]
+                            .as_mut()
+                            .and_then(|s| s.submit(local, i, now));
+                        self.vgpu_dispatch(g, d);
+                    }
+                    None => {
+                        self.kernel_owner[g] = Some(i);
+                        self.push(now + time, Ev::KernelDone(g as u32));
+                    }
+                }
+            }
+        }
+    }
+
+    fn vgpu_dispatch(&mut self, g: usize, d: Option<rtgpu_policy::vgpu::Dispatch>) {
+        let now = self.now;
+        match d {
+            Some(d) => {
+                let i = d.job as usize;
+                let j = &self.jobs[i];
+                let time = match j.ops.get(j.pc).map(|o| o.kind) {
+                    Some(OpKind::Kernel { time, .. }) => time,
+                    _ => 0,
+                };
+                self.jobs[i].op_start = now;
+                self.kernel_owner[g] = Some(d.job);
+                self.push(now + time, Ev::KernelDone(g as u32));
+            }
+            None => {
+                if let Some(t) = self.vgpu_sched[g]
+                    .as_ref()
+                    .and_then(|s| s.next_replenishment())
+                {
+                    self.push(t.max(now), Ev::VgpuTimer(g as u32));
+                }
+            }
+        }
+    }
+
+    fn on_kernel_done(&mut self, g: u32) {
+        let gu = g as usize;
+        let Some(i) = self.kernel_owner[gu].take() else {
+            return;
+        };
+        let now = self.now;
+        let start = self.jobs[i as usize].op_start;
+        add_busy(&mut self.engine_busy[gu * 3], self.bucket, start, now);
+        if let Some(v) = self.s.tasks[i as usize].gpu.as_ref().and_then(|t| t.vgpu) {
+            add_busy(&mut self.vgpu_busy[v], self.bucket, start, now);
+        }
+        if self.cfg.trace {
+            self.spans.push(Span {
+                track: (self.s.cores + gu * 3) as u32,
+                start,
+                end: now,
+                who: i,
+                kind: SpanKind::Kernel,
+            });
+        }
+        if self.vgpu_sched[gu].is_some() {
+            let d = self.vgpu_sched[gu].as_mut().and_then(|s| s.complete(now));
+            self.vgpu_dispatch(gu, d);
+        }
+        self.raise_interrupt(i, gu);
+    }
+
+    fn bus_advance(&mut self, b: usize) {
+        let now = self.now;
+        let bus = &mut self.buses[b];
+        let n = bus.active.len() as Time;
+        if let Some(per) = (now - bus.last).checked_div(n) {
+            for a in &mut bus.active {
+                a.1 -= a.1.min(per);
+            }
+        }
+        bus.last = now;
+    }
+
+    fn bus_reschedule(&mut self, b: usize) {
+        let bus = &mut self.buses[b];
+        bus.stamp = bus.stamp.wrapping_add(1);
+        let n = bus.active.len() as Time;
+        if let Some(min) = bus.active.iter().map(|a| a.1).min() {
+            let t = bus.last + min * n;
+            let stamp = bus.stamp;
+            self.push(t, Ev::Bus(b as u32, stamp));
+        }
+    }
+
+    fn on_bus(&mut self, b: u32, stamp: u32) {
+        let bu = b as usize;
+        if self.buses[bu].stamp != stamp {
+            return;
+        }
+        self.bus_advance(bu);
+        let mut done = Vec::new();
+        self.buses[bu].active.retain(|&(i, rem)| {
+            if rem == 0 {
+                done.push(i);
+                false
+            } else {
+                true
+            }
+        });
+        self.bus_reschedule(bu);
+        let now = self.now;
+        for i in done {
+            let j = &self.jobs[i as usize];
+            let start = j.op_start;
+            if let Some(OpKind::Copy { engine, kind, .. }) = j.ops.get(j.pc).map(|o| o.kind) {
+                add_busy(
+                    &mut self.engine_busy[engine as usize],
+                    self.bucket,
+                    start,
+                    now,
+                );
+                if self.cfg.trace {
+                    self.spans.push(Span {
+                        track: self.s.cores as u32 + engine,
+                        start,
+                        end: now,
+                        who: i,
+                        kind,
+                    });
+                }
+            }
+            let g = self.jobs[i as usize].section_gpu;
+            self.raise_interrupt(i, g);
+        }
+    }
+
+    // ---------------------------------------------------------------- interrupts
+
+    fn owner_key(&self, i: u32) -> u64 {
+        let iu = i as usize;
+        let mut k = self.threads[iu].key;
+        if let Some(gt) = self.s.tasks[iu].gpu.as_ref() {
+            if let Some(p) = self.allocators[gt.group].inherited(i) {
+                k = k.min(p);
+            }
+        }
+        k
+    }
+
+    /// A GPU operation of job `i` completed: an interrupt on GPU `g`.
+    fn raise_interrupt(&mut self, i: u32, g: usize) {
+        let owner_key = self.owner_key(i);
+        let plan = interrupt::plan(self.handling, &self.costs, owner_key);
+        self.jobs[i as usize].interrupts += 1;
+        if plan.top_half == 0 && plan.bottom_cost == 0 {
+            self.op_done(i);
+            return;
+        }
+        let now = self.now;
+        let c = self.s.gpus[g].irq_core;
+        let start = now.max(self.cores[c].frozen_until);
+        let end = start + plan.top_half;
+        self.cores[c].frozen_until = end;
+        // Freeze what runs there.
+        if let Some(r) = self.cores[c].running {
+            let rk = self.threads[r as usize].key;
+            if rk < owner_key && (r as usize) < self.jobs.len() {
+                self.inversions.push(plan.top_half);
+            }
+            let th = &mut self.threads[r as usize];
+            let p = now.saturating_sub(th.seg_start).min(th.seg_len);
+            th.remaining -= p;
+            if th.piece_left != Time::MAX {
+                th.piece_left -= p;
+            }
+            th.seg_len -= p;
+            th.seg_start = end;
+            self.cores[c].stamp = self.cores[c].stamp.wrapping_add(1);
+            let stamp = self.cores[c].stamp;
+            let seg_end = end + th.seg_len;
+            self.push(seg_end, Ev::Segment(c as u32, stamp));
+        }
+        if self.cfg.trace {
+            self.spans.push(Span {
+                track: c as u32,
+                start,
+                end,
+                who: u32::MAX - g as u32,
+                kind: SpanKind::TopHalf,
+            });
+        }
+        let deferred = match plan.bottom_half {
+            BottomHalf::Inline => None,
+            BottomHalf::Deferred { prio, .. } => Some((prio, plan.bottom_cost)),
+        };
+        let item = IrqItem {
+            owner: i,
+            gpu: g as u32,
+            deferred,
+            owner_key,
+            start: end,
+        };
+        let k = match self.irq_free.pop() {
+            Some(k) => {
+                self.irq_items[k as usize] = item;
+                k
+            }
+            None => {
+                self.irq_items.push(item);
+                (self.irq_items.len() - 1) as u32
+            }
+        };
+        self.push(end, Ev::TopHalfDone(k));
+    }
+
+    fn on_top_half_done(&mut self, k: u32) {
+        let item = &self.irq_items[k as usize];
+        let (owner, gpu, deferred) = (item.owner, item.gpu as usize, item.deferred);
+        if deferred.is_none() {
+            self.irq_free.push(k);
+            self.op_done(owner);
+            return;
+        }
+        self.irq_items[k as usize].start = self.now;
+        self.irq_queue[gpu].push_back(k);
+        if self.irq_current[gpu].is_none() {
+            self.irq_next(gpu);
+        }
+    }
+
+    fn irq_next(&mut self, g: usize) {
+        let Some(k) = self.irq_queue[g].pop_front() else {
+            self.irq_current[g] = None;
+            return;
+        };
+        self.irq_current[g] = Some(k);
+        let (key, cost) = self.irq_items[k as usize].deferred.unwrap_or((0, 0));
+        let tid = self.jobs.len() + g;
+        let th = &mut self.threads[tid];
+        th.key = key;
+        th.remaining = cost;
+        th.piece_left = Time::MAX;
+        self.make_ready(tid as u32);
+    }
+
+    fn irq_dispatched(&mut self, g: usize) {
+        let Some(k) = self.irq_current[g] else {
+            return;
+        };
+        let item = &self.irq_items[k as usize];
+        let tid = self.jobs.len() + g;
+        let key = self.threads[tid].key;
+        let waited = self.now.saturating_sub(item.start);
+        // The bottom half waited for a CPU at a priority below its owner's:
+        // the owner (more urgent) was delayed by less urgent work.
+        if key > item.owner_key && waited > 0 {
+            self.inversions.push(waited);
+            self.irq_items[k as usize].start = self.now;
+        }
+    }
+
+    fn irq_segment_done(&mut self, g: usize) {
+        let Some(k) = self.irq_current[g] else {
+            return;
+        };
+        let owner = self.irq_items[k as usize].owner;
+        let owner_key = self.irq_items[k as usize].owner_key;
+        let tid = self.jobs.len() + g;
+        let key = self.threads[tid].key;
+        // A bottom half that ran above a ready job more urgent than its
+        // owner delayed that job (seed 000 Observation 1).
+        let d = self.threads[tid].domain as usize;
+        if key < owner_key {
+            if let Some((top, _)) = self.valid_top(d) {
+                if top < owner_key {
+                    let (_, cost) = self.irq_items[k as usize].deferred.unwrap_or((0, 0));
+                    self.inversions.push(cost);
+                }
+            }
+        }
+        self.irq_free.push(k);
+        self.threads[tid].state = TState::Idle;
+        self.irq_next(g);
+        self.op_done(owner);
+    }
+
+    // ---------------------------------------------------------------- op flow
+
+    /// The job learned that its current op completed: release per-op locks
+    /// and go on.
+    fn op_done(&mut self, i: u32) {
+        let iu = i as usize;
+        let j = &self.jobs[iu];
+        let op = j.ops[j.pc];
+        let release = match op.kind {
+            OpKind::Copy { .. } => true,
+            OpKind::Kernel { last, .. } => last,
+            OpKind::GpuLock => false,
+        };
+        if release {
+            self.release_op_locks(iu);
+        }
+        self.jobs[iu].pc += 1;
+        self.advance(i);
+    }
+
+    fn release_op_locks(&mut self, iu: usize) {
+        let mut grants = std::mem::take(&mut self.grants);
+        grants.clear();
+        for k in 0..2 {
+            if let Some(r) = self.jobs[iu].reqs[k].take() {
+                self.locks.release(r, &mut grants);
+            }
+        }
+        for g in grants.drain(..) {
+            self.on_lock_granted(g);
+        }
+        self.grants = grants;
+    }
+
+    fn finish_section(&mut self, i: u32) {
+        let iu = i as usize;
+        let now = self.now;
+        if let Some(r) = self.jobs[iu].gpu_lock.take() {
+            let mut grants = std::mem::take(&mut self.grants);
+            grants.clear();
+            self.locks.release(r, &mut grants);
+            for g in grants.drain(..) {
+                self.on_lock_granted(g);
+            }
+            self.grants = grants;
+        }
+        let g = self.jobs[iu].section_gpu;
+        self.jobs[iu].last_gpu = Some(g);
+        if self.jobs[iu].has_token {
+            self.jobs[iu].has_token = false;
+            let group = self.s.tasks[iu].gpu.as_ref().map_or(0, |t| t.group);
+            let cost =
+                (now - self.jobs[iu].token_time).saturating_sub(self.jobs[iu].section_blocked);
+            let distance = self.jobs[iu].distance;
+            if self.cfg.trace {
+                self.spans.push(Span {
+                    track: (self.s.cores + self.s.gpus.len() * 3 + g) as u32,
+                    start: self.jobs[iu].token_time,
+                    end: now,
+                    who: i,
+                    kind: SpanKind::Token,
+                });
+            }
+            let alloc = &mut self.allocators[group];
+            alloc.predictor_mut().observe(iu, distance, cost);
+            if let Some(grant) = alloc.release(i as JobId, now) {
+                let gg = self.s.groups[group].gpus[grant.gpu];
+                self.on_token(grant.job, gg, true);
+            }
+        }
+        // Back to the CPU: the second half of C, plus the context switches
+        // of each resumption (seed 000 Eq. 7).
+        let o = self.s.overheads;
+        let on = self.overheads_on();
+        let j = &mut self.jobs[iu];
+        j.phase = Phase::Post;
+        let resume = if on {
+            j.interrupts as Time * 2 * (o.sch + o.cxs)
+        } else {
+            0
+        };
+        self.threads[iu].remaining = j.post_work + resume;
+        if self.threads[iu].remaining == 0 {
+            self.complete_job(i);
+        } else {
+            self.make_ready(i);
+        }
+    }
+
+    // ---------------------------------------------------------------- results
+
+    fn finish(mut self, end: Time) -> SimResult {
+        // Unfinished jobs.
+        for i in 0..self.jobs.len() {
+            let t = &self.s.tasks[i];
+            let mut unfinished: Vec<(Time, Time)> = Vec::new();
+            if self.jobs[i].active {
+                unfinished.push((self.jobs[i].arrival, self.jobs[i].ready));
+            }
+            let released = self.jobs[i].released as usize;
+            unfinished.extend(self.jobs[i].pending.iter().take(released));
+            for (arrival, ready) in unfinished {
+                let st = &mut self.stats[i];
+                st.unfinished += 1;
+                let deadline = arrival + t.deadline;
+                let late = deadline < end;
+                st.misses += late as u64;
+                if late {
+                    st.max_tardiness = st.max_tardiness.max(end - deadline);
+                }
+                if self.cfg.record_jobs {
+                    self.records.push(JobRecord {
+                        task: i as u32,
+                        job: 0,
+                        release: arrival,
+                        ready,
+                        start: None,
+                        finish: None,
+                        response: None,
+                        deadline_miss: late,
+                        tardiness: end.saturating_sub(deadline),
+                        blocking: 0,
+                        gpu: None,
+                    });
+                }
+            }
+        }
+        let tasks: Vec<TaskStats> = self
+            .s
+            .tasks
+            .iter()
+            .zip(&self.stats)
+            .map(|(t, st)| TaskStats {
+                name: t.name.clone(),
+                period: t.period,
+                deadline: t.deadline,
+                uses_gpu: t.gpu.is_some(),
+                jobs: st.jobs,
+                unfinished: st.unfinished,
+                misses: st.misses,
+                max_response: st.max_response,
+                mean_response: if st.jobs > 0 {
+                    st.sum_response as f64 / st.jobs as f64
+                } else {
+                    0.0
+                },
+                mean_response_pct: if st.jobs > 0 {
+                    st.sum_pct / st.jobs as f64
+                } else {
+                    0.0
+                },
+                max_response_pct: st.max_pct,
+                max_tardiness: st.max_tardiness,
+                max_blocking: st.max_blocking,
+                migrations: st.migrations,
+            })
+            .collect();
+        let bucket = self.bucket;
+        let series = |name: String, v: &[Time], cap: Time| {
+            let values: Vec<f64> = v
+                .iter()
+                .map(|&b| b as f64 / (bucket * cap.max(1)) as f64)
+                .collect();
+            let mean = if values.is_empty() {
+                0.0
+            } else {
+                values.iter().sum::<f64>() / values.len() as f64
+            };
+            UtilizationSeries {
+                name,
+                bucket,
+                values,
+                mean,
+            }
+        };
+        let mut engines = Vec::new();
+        for (g, gpu) in self.s.gpus.iter().enumerate() {
+            engines.push(series(
+                format!("{} exec", gpu.name),
+                &self.engine_busy[g * 3],
+                1,
+            ));
+            if gpu.copy_engines >= 2 {
+                engines.push(series(
+                    format!("{} copy-in", gpu.name),
+                    &self.engine_busy[g * 3 + 1],
+                    1,
+                ));
+                engines.push(series(
+                    format!("{} copy-out", gpu.name),
+                    &self.engine_busy[g * 3 + 2],
+                    1,
+                ));
+            } else {
+                engines.push(series(
+                    format!("{} copy", gpu.name),
+                    &self.engine_busy[g * 3 + 1],
+                    1,
+                ));
+            }
+        }
+        let vgpus = self
+            .s
+            .vgpus
+            .iter()
+            .enumerate()
+            .map(|(v, (name, ..))| series(name.clone(), &self.vgpu_busy[v], 1))
+            .collect();
+        let cores = (0..self.s.cores)
+            .map(|c| series(format!("core {c}"), &self.core_busy[c], 1))
+            .collect();
+        let mut track_names: Vec<String> = (0..self.s.cores).map(|c| format!("core {c}")).collect();
+        for gpu in &self.s.gpus {
+            track_names.push(format!("{} exec", gpu.name));
+            track_names.push(format!("{} copy-in", gpu.name));
+            track_names.push(format!("{} copy-out", gpu.name));
+        }
+        for gpu in &self.s.gpus {
+            track_names.push(format!("{} tokens", gpu.name));
+        }
+        self.inversions.sort_unstable();
+        self.records.sort_by_key(|r| (r.release, r.task));
+        let jobs = tasks.iter().map(|t| t.jobs).sum();
+        let misses = tasks.iter().map(|t| t.misses).sum();
+        SimResult {
+            workload: self.s.name.clone(),
+            scheduler: rtgpu_analysis::workload::scheduler_name(self.s.scheduler).to_string(),
+            duration: self.cfg.duration,
+            end,
+            seed: self.cfg.seed,
+            jobs,
+            misses,
+            tasks,
+            inversions: self.inversions,
+            engines,
+            vgpus,
+            cores,
+            records: self.records,
+            trace: self.spans,
+            track_names,
+            notes: self.s.notes,
+        }
+    }
+}

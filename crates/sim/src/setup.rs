@@ -1,0 +1,384 @@
+//! From a validated workload to the simulator's static tables: scheduling
+//! domains, priorities and pieces (taken from the analysis, so the
+//! simulator runs what `rtgpu analyze` planned), GPU groups and priors.
+
+use rtgpu_analysis::workload::{analyze, TaskVerdict};
+use rtgpu_model::{CpuScheduler, GpuAllocator, InterruptHandling, Overheads, Workload};
+use rtgpu_policy::engine_lock::copy_time;
+use rtgpu_policy::Time;
+
+use crate::{SimConfig, SimError};
+
+pub(crate) struct Piece {
+    pub domain: usize,
+    /// CPU budget of the piece (Time::MAX: unsplit).
+    pub budget: Time,
+    /// Release offset after the job's arrival (seed 003 fixed offsets).
+    pub offset: Time,
+    /// FP key on its domain (smaller = more urgent); unused under EDF.
+    pub key: u64,
+}
+
+pub(crate) struct GpuTask {
+    pub group: usize,
+    pub copy_in: u64,
+    pub copy_out: u64,
+    pub state: u64,
+    pub kernels: Vec<Time>,
+    pub vgpu: Option<usize>,
+    pub static_gpu: usize,
+    /// Predicted GPU section cost per migration distance 0..=3.
+    pub prior: [Time; 4],
+}
+
+pub(crate) struct TaskSetup {
+    pub name: String,
+    pub period: Time,
+    pub deadline: Time,
+    pub wcet: Time,
+    pub jitter: Time,
+    pub pieces: Vec<Piece>,
+    pub gpu: Option<GpuTask>,
+}
+
+pub(crate) struct GpuSetup {
+    pub name: String,
+    pub group: usize,
+    pub copy_engines: u8,
+    pub irq_core: usize,
+    /// PCIe link id (its switch, or the GPU itself without a topology).
+    pub link: usize,
+    pub cluster: usize,
+}
+
+pub(crate) struct GroupSetup {
+    /// Global GPU indices.
+    pub gpus: Vec<usize>,
+    /// Row-major migration distances between the group's GPUs.
+    pub distance: Vec<u32>,
+}
+
+pub(crate) struct Setup {
+    pub name: String,
+    pub scheduler: CpuScheduler,
+    pub edf: bool,
+    pub cores: usize,
+    pub domains: Vec<Vec<usize>>,
+    pub core_domain: Vec<usize>,
+    pub tasks: Vec<TaskSetup>,
+    pub gpus: Vec<GpuSetup>,
+    pub groups: Vec<GroupSetup>,
+    pub links: usize,
+    pub policy: rtgpu_model::Policy,
+    pub overheads: Overheads,
+    pub bandwidth: rtgpu_model::Bandwidth,
+    /// (vGPU name, its GPU, policy, budget, period).
+    pub vgpus: Vec<(String, usize, rtgpu_model::VgpuPolicy, Time, Time)>,
+    pub platform: rtgpu_model::Platform,
+    pub notes: Vec<String>,
+}
+
+/// FP key of a rank (1 = most urgent): even numbers, so a fixed interrupt
+/// thread priority fits between two ranks (see [`fixed_irq_key`]).
+pub(crate) fn rank_key(rank: u32) -> u64 {
+    2 * rank as u64
+}
+
+/// A PREEMPT_RT interrupt thread at SCHED_FIFO priority `p` (1..=99)
+/// against tasks whose SCHED_FIFO priorities follow the plan's mapping
+/// (rank r -> 99 - r, as `rtgpu analyze --plan` writes them): above ranks
+/// with a lower SCHED_FIFO priority, below those with an equal or higher one.
+pub(crate) fn fixed_irq_key(p: u8, edf: bool) -> u64 {
+    if edf {
+        // SCHED_FIFO threads outrank every job of a C-EDF/G-EDF plugin in
+        // LITMUS^RT's model of interrupt threads: run them first.
+        return 0;
+    }
+    let p = p.clamp(1, 99) as u64;
+    2 * (99 - p) + 1
+}
+
+/// Replenishment period for vGPUs given as a share.
+pub(crate) const SHARE_PERIOD: Time = 10_000_000;
+
+pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
+    if w.tasks.is_empty() {
+        return Err(SimError(format!("{}: no tasks to simulate", w.name)));
+    }
+    let mut notes = Vec::new();
+    let sched = w.policy.cpu_scheduler;
+    let edf = matches!(sched, CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf);
+    // The analysis decides placement and priorities on the CPU view of the
+    // workload (GPU sections are self-suspensions the CPU analyses of this
+    // version do not take); the simulator then runs that placement.
+    let mut cpu_view = w.clone();
+    for t in &mut cpu_view.tasks {
+        t.gpu = None;
+    }
+    let (report, plan) = analyze(&cpu_view);
+    let cores = w.platform.total_cores() as usize;
+    let cluster_of_core = |core: usize| {
+        w.platform
+            .clusters
+            .iter()
+            .position(|c| core >= c.first_core as usize && core < (c.first_core + c.cores) as usize)
+            .unwrap_or(0)
+    };
+    let (domains, core_domain): (Vec<Vec<usize>>, Vec<usize>) = match sched {
+        CpuScheduler::PartitionedFp => {
+            ((0..cores).map(|c| vec![c]).collect(), (0..cores).collect())
+        }
+        CpuScheduler::GlobalFp | CpuScheduler::GlobalEdf => {
+            (vec![(0..cores).collect()], vec![0; cores])
+        }
+        CpuScheduler::ClusteredFp | CpuScheduler::ClusteredEdf => (
+            w.platform
+                .clusters
+                .iter()
+                .map(|c| (c.first_core as usize..(c.first_core + c.cores) as usize).collect())
+                .collect(),
+            (0..cores).map(cluster_of_core).collect(),
+        ),
+    };
+
+    let mut tasks = Vec::with_capacity(w.tasks.len());
+    let mut unplaced = Vec::new();
+    for (i, t) in w.tasks.iter().enumerate() {
+        let tr = &report.tasks[i];
+        let pieces = match sched {
+            CpuScheduler::PartitionedFp => {
+                let pt = &plan.tasks[i];
+                if tr.verdict == TaskVerdict::Unplaced || pt.pieces.is_empty() {
+                    unplaced.push(t.name.clone());
+                    continue;
+                }
+                let single = pt.pieces.len() == 1;
+                pt.pieces
+                    .iter()
+                    .map(|p| Piece {
+                        domain: p.core as usize,
+                        budget: if single { Time::MAX } else { p.budget },
+                        offset: p.release_offset,
+                        key: rank_key(p.priority),
+                    })
+                    .collect()
+            }
+            _ => {
+                let domain = match sched {
+                    CpuScheduler::GlobalFp | CpuScheduler::GlobalEdf => 0,
+                    _ => tr.cluster.unwrap_or(0),
+                };
+                vec![Piece {
+                    domain,
+                    budget: Time::MAX,
+                    offset: 0,
+                    key: rank_key(tr.priority.unwrap_or(i as u32 + 1)),
+                }]
+            }
+        };
+        tasks.push(TaskSetup {
+            name: t.name.clone(),
+            period: t.period,
+            deadline: t.deadline,
+            wcet: t.wcet,
+            jitter: if cfg.jitter { t.jitter } else { 0 },
+            pieces,
+            gpu: None,
+        });
+    }
+    if !unplaced.is_empty() {
+        return Err(SimError(format!(
+            "{}: the {} partitioning could not place {} task(s) ({}); the simulator runs \
+             only what the analysis placed (see `rtgpu analyze`)",
+            w.name,
+            report.method,
+            unplaced.len(),
+            unplaced.join(", ")
+        )));
+    }
+
+    // GPU groups: one allocator per cluster (per NUMA node, seed 004
+    // §4.2), or one over every GPU under a global scheduler.
+    let global = matches!(sched, CpuScheduler::GlobalFp | CpuScheduler::GlobalEdf);
+    let ngroups = if global { 1 } else { w.platform.clusters.len() };
+    let mut groups: Vec<GroupSetup> = (0..ngroups)
+        .map(|_| GroupSetup {
+            gpus: Vec::new(),
+            distance: Vec::new(),
+        })
+        .collect();
+    let mut gpus = Vec::new();
+    for (g, gpu) in w.platform.gpus.iter().enumerate() {
+        let group = if global { 0 } else { gpu.cluster };
+        groups[group].gpus.push(g);
+        let first = w
+            .platform
+            .clusters
+            .get(gpu.cluster)
+            .map_or(0, |c| c.first_core as usize);
+        gpus.push(GpuSetup {
+            name: gpu.name.clone(),
+            group,
+            copy_engines: gpu.copy_engines,
+            irq_core: first,
+            link: gpu.attach.unwrap_or(w.platform.pcie.len() + g),
+            cluster: gpu.cluster,
+        });
+    }
+    for grp in &mut groups {
+        let n = grp.gpus.len();
+        grp.distance = (0..n * n)
+            .map(|k| {
+                w.platform
+                    .migration_distance(grp.gpus[k / n], grp.gpus[k % n])
+            })
+            .collect();
+    }
+    let bw = w.platform.bandwidth;
+    let mut static_next = vec![0usize; ngroups];
+    for (i, t) in w.tasks.iter().enumerate() {
+        let Some(g) = &t.gpu else { continue };
+        let ts = &mut tasks[i];
+        let first_core = ts.pieces[0].domain;
+        let cluster = match sched {
+            CpuScheduler::PartitionedFp => cluster_of_core(first_core),
+            _ if global => t.cluster.unwrap_or(0),
+            _ => report.tasks[i].cluster.unwrap_or(0),
+        };
+        let group = if let Some(v) = g.vgpu {
+            let gg = w.vgpus[v].gpu;
+            gpus[gg].group
+        } else if global {
+            0
+        } else {
+            cluster
+        };
+        if groups[group].gpus.is_empty() {
+            return Err(SimError(format!(
+                "{}: task {} uses a GPU but its cluster {} has none",
+                w.name,
+                t.name,
+                w.platform
+                    .clusters
+                    .get(cluster)
+                    .map_or("?", |c| c.name.as_str())
+            )));
+        }
+        let static_gpu = match g.vgpu {
+            Some(v) => w.vgpus[v].gpu,
+            None => {
+                let k = static_next[group];
+                static_next[group] += 1;
+                groups[group].gpus[k % groups[group].gpus.len()]
+            }
+        };
+        let base = copy_time(g.copy_in, bw.host_to_device)
+            + g.kernels.iter().sum::<Time>()
+            + copy_time(g.copy_out, bw.device_to_host);
+        let sysmem = copy_time(g.state, bw.device_to_host) + copy_time(g.state, bw.host_to_device);
+        let peer = if cfg.peer_migration {
+            copy_time(g.state, bw.peer)
+        } else {
+            sysmem
+        };
+        ts.gpu = Some(GpuTask {
+            group,
+            copy_in: g.copy_in,
+            copy_out: g.copy_out,
+            state: g.state,
+            kernels: g.kernels.clone(),
+            vgpu: g.vgpu,
+            static_gpu,
+            prior: [base, base + peer, base + peer, base + sysmem],
+        });
+    }
+    // vGPUs: a GPU that has vGPUs runs only vGPU work on its execution
+    // engine (the vGPU scheduler owns it).
+    for (i, t) in w.tasks.iter().enumerate() {
+        if let Some(g) = &t.gpu {
+            if g.vgpu.is_none() && w.policy.gpu_allocator == GpuAllocator::Static {
+                let sg = tasks[i].gpu.as_ref().map_or(0, |x| x.static_gpu);
+                if w.vgpus.iter().any(|v| v.gpu == sg) {
+                    return Err(SimError(format!(
+                        "{}: task {} runs on GPU {} without a vGPU, but that GPU's execution \
+                         engine belongs to its vGPU scheduler; give the task a `vgpu`",
+                        w.name, t.name, w.platform.gpus[sg].name
+                    )));
+                }
+            }
+        }
+    }
+    if !w.vgpus.is_empty()
+        && w.tasks
+            .iter()
+            .any(|t| t.gpu.as_ref().is_some_and(|g| g.vgpu.is_none()))
+        && w.policy.gpu_allocator != GpuAllocator::Static
+    {
+        return Err(SimError(format!(
+            "{}: some GPU tasks use vGPUs and others a GPU allocator; the simulator needs \
+             either every GPU task in a vGPU or `gpu_allocator = \"static\"` with vGPU-free \
+             GPUs for the others",
+            w.name
+        )));
+    }
+    let vgpus = w
+        .vgpus
+        .iter()
+        .map(|v| {
+            let (budget, period) = match v.reservation {
+                rtgpu_model::VgpuReservation::Share { ppm } => {
+                    (SHARE_PERIOD * ppm as u64 / 1_000_000, SHARE_PERIOD)
+                }
+                rtgpu_model::VgpuReservation::Budget { budget, period } => (budget, period),
+            };
+            (v.name.clone(), v.gpu, v.policy, budget, period)
+        })
+        .collect();
+
+    let overheads = if cfg.overheads {
+        w.overheads
+    } else {
+        Overheads::zero()
+    };
+    if overheads != Overheads::zero() {
+        notes.push(
+            "overheads injected (seed 000 App. B): release, scheduling and context switches \
+             charged to jobs, preemptions to the preempted job, interrupt top halves \
+             non-preemptively on the GPU's interrupt core; timer ticks are not simulated"
+                .into(),
+        );
+    }
+    if matches!(
+        w.policy.interrupts,
+        InterruptHandling::FixedPriorityThreads { .. }
+    ) && edf
+    {
+        notes.push(
+            "fixed-priority interrupt threads under EDF run above every job (SCHED_FIFO \
+             threads have no deadline to compare)"
+                .into(),
+        );
+    }
+    let mut policy = w.policy;
+    if policy.gpu_allocator == GpuAllocator::KFmlp {
+        policy.tokens_per_gpu = 1;
+    }
+    Ok(Setup {
+        name: w.name.clone(),
+        scheduler: sched,
+        edf,
+        cores,
+        domains,
+        core_domain,
+        tasks,
+        gpus,
+        groups,
+        links: w.platform.pcie.len() + w.platform.gpus.len(),
+        policy,
+        overheads,
+        bandwidth: bw,
+        vgpus,
+        platform: w.platform.clone(),
+        notes,
+    })
+}

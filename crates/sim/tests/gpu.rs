@@ -1,0 +1,402 @@
+//! GPU, lock, interrupt and vGPU behaviour of the simulator on small
+//! workloads whose outcome can be computed by hand, and the seeds' findings
+//! on the bundled examples.
+
+use std::path::PathBuf;
+
+use rtgpu_model::{parse_workload, InterruptHandling, Workload};
+use rtgpu_sim::{simulate, Scenario, SimConfig, SimResult};
+
+fn example(name: &str) -> Workload {
+    let p: PathBuf = [env!("CARGO_MANIFEST_DIR"), "..", "..", "examples", name]
+        .iter()
+        .collect();
+    rtgpu_model::load_workload(&p).expect("example parses")
+}
+
+fn wl(text: &str) -> Workload {
+    parse_workload(text, "test.toml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(w: &Workload, duration: u64) -> SimResult {
+    simulate(
+        w,
+        &SimConfig {
+            duration,
+            record_jobs: true,
+            ..SimConfig::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+const ONE_GPU: &str = r#"
+[[platform.cluster]]
+name = "c0"
+cores = 2
+gpus = ["gpu0"]
+
+[[platform.gpu]]
+name = "gpu0"
+copy_engines = 1
+
+[platform.bandwidth]
+host_to_device = "1 GB/s"
+device_to_host = "1 GB/s"
+peer = "1 GB/s"
+
+[overheads]
+base = "zero"
+"#;
+
+/// CPU half, copy-in, kernels, copy-out, CPU half: nothing else.
+#[test]
+fn lone_gpu_job_takes_exactly_its_parts() {
+    let w = wl(&format!(
+        r#"{ONE_GPU}
+[policy]
+cpu_scheduler = "G-EDF"
+gpu_allocator = "gpusync"
+
+[[task]]
+name = "a"
+wcet = "2 ms"
+period = "100 ms"
+gpu = {{ copy_in = "1 MB", kernels = ["3 ms", "1 ms"], copy_out = "500 KB" }}
+"#
+    ));
+    let r = run(&w, 300_000_000);
+    assert_eq!(r.tasks[0].jobs, 3);
+    // 1 ms CPU + 1 ms copy + 4 ms kernels + 0.5 ms copy + 1 ms CPU.
+    assert_eq!(r.tasks[0].max_response, 7_500_000);
+    assert_eq!(r.records[1].release, 100_000_000);
+    assert_eq!(r.records[1].finish, Some(107_500_000));
+    // Engine utilization: 4 ms of kernels per 100 ms.
+    let exec = &r.engines[0];
+    assert!((exec.mean - 0.04).abs() < 1e-9, "{}", exec.mean);
+}
+
+fn two_gpu_tasks(engine_locks: bool, tokens: u32) -> Workload {
+    wl(&format!(
+        r#"{ONE_GPU}
+[policy]
+cpu_scheduler = "G-EDF"
+gpu_allocator = "gpusync"
+tokens_per_gpu = {tokens}
+engine_locks = {engine_locks}
+
+[[task]]
+name = "t"
+count = 2
+wcet = "10 us"
+period = "100 ms"
+gpu = {{ copy_in = "4 MB", kernels = ["4 ms"], copy_out = "4 MB" }}
+"#
+    ))
+}
+
+/// seed 004 §4.2: with engine locks and rho = 2 one job's copies overlap
+/// the other's kernel; without them a token owns the whole GPU.
+#[test]
+fn engine_locks_overlap_copy_and_execution() {
+    let locked = run(&two_gpu_tasks(true, 2), 100_000_000);
+    let whole = run(&two_gpu_tasks(false, 2), 100_000_000);
+    let worst = |r: &SimResult| r.tasks.iter().map(|t| t.max_response).max().unwrap_or(0);
+    // Without engine locks: 12 ms each back to back -> the second ends at
+    // 24 ms (+ 10 us CPU).
+    assert_eq!(worst(&whole), 24_010_000);
+    // With them the second job's copy-in (4-8 ms) overlaps the first's
+    // kernel, its kernel (8-12 ms) the first's copy-out, its copy-out
+    // follows: 16 ms.
+    assert_eq!(worst(&locked), 16_010_000);
+    assert!(worst(&locked) < worst(&whole));
+}
+
+/// Two copies in the same direction on one PCIe link share its bandwidth.
+#[test]
+fn copies_on_one_link_share_bandwidth() {
+    let text = |switches: bool| {
+        format!(
+            r#"
+[[platform.cluster]]
+name = "c0"
+cores = 2
+gpus = ["gpu0", "gpu1"]
+
+[[platform.pcie]]
+name = "hub"
+
+[[platform.pcie]]
+name = "s0"
+parent = "hub"
+
+[[platform.pcie]]
+name = "s1"
+parent = "hub"
+
+[[platform.gpu]]
+name = "gpu0"
+attach = "s0"
+
+[[platform.gpu]]
+name = "gpu1"
+attach = "{}"
+
+[platform.bandwidth]
+host_to_device = "1 GB/s"
+device_to_host = "1 GB/s"
+peer = "1 GB/s"
+
+[overheads]
+base = "zero"
+
+[policy]
+cpu_scheduler = "G-EDF"
+gpu_allocator = "static"
+
+[[task]]
+name = "t"
+count = 2
+wcet = "10 us"
+period = "100 ms"
+gpu = {{ copy_in = "2 MB", kernels = ["1 ms"] }}
+"#,
+            if switches { "s1" } else { "s0" }
+        )
+    };
+    let shared = run(&wl(&text(false)), 100_000_000);
+    let apart = run(&wl(&text(true)), 100_000_000);
+    // Apart: 2 ms copy + 1 ms kernel; shared: the copies take 4 ms.
+    assert_eq!(apart.tasks[0].max_response, 3_010_000);
+    assert_eq!(shared.tasks[0].max_response, 5_010_000);
+}
+
+/// Same seed, same result; another seed changes jittered releases.
+#[test]
+fn runs_are_reproducible() {
+    let w = example("feature-tracking.toml");
+    let cfg = |seed| SimConfig {
+        duration: 500_000_000,
+        seed,
+        bcet_ppm: 700_000,
+        ..SimConfig::default()
+    };
+    let a = simulate(&w, &cfg(7)).expect("runs");
+    let b = simulate(&w, &cfg(7)).expect("runs");
+    let c = simulate(&w, &cfg(8)).expect("runs");
+    assert_eq!(a, b);
+    assert_ne!(a.tasks, c.tasks);
+}
+
+/// Every seed-004 scenario runs to completion on the feature-tracking
+/// workload (no deadlock under DGL or nested peer locks) and migrations
+/// happen only where allowed.
+#[test]
+fn every_gpusync_scenario_completes() {
+    let base = example("feature-tracking.toml");
+    for flags in 0..16u32 {
+        for chunk in ["X", "2MB"] {
+            let name = format!(
+                "{}{}{}{},{chunk}",
+                if flags & 1 != 0 { 'A' } else { 'a' },
+                if flags & 2 != 0 { 'E' } else { 'e' },
+                if flags & 4 != 0 { 'D' } else { 'd' },
+                if flags & 8 != 0 { 'G' } else { 'g' },
+            );
+            let sc = Scenario::parse(&name).expect("valid");
+            let mut w = base.clone();
+            let mut cfg = SimConfig {
+                duration: 1_000_000_000,
+                drain: true,
+                ..SimConfig::default()
+            };
+            sc.apply(&mut w.policy, &mut cfg);
+            let r = simulate(&w, &cfg).expect("runs");
+            let unfinished: u64 = r.tasks.iter().map(|t| t.unfinished).sum();
+            assert_eq!(unfinished, 0, "{name}: jobs left (deadlock?)");
+            assert!(r.jobs >= 280, "{name}: {} jobs", r.jobs);
+        }
+    }
+}
+
+/// seed 004 Observations 1-2 on the copy-heavy variant: engine locks
+/// (copy and execution overlapped) beat the scenarios without them, and
+/// AEdG,2MB beats aedg,X by a large factor in mean response (% of period).
+#[test]
+fn seed004_engine_locks_beat_no_engine_locks() {
+    let base = example("gpusync-copy-heavy.toml");
+    let mean_pct = |name: &str| {
+        let mut w = base.clone();
+        let mut cfg = SimConfig {
+            duration: 10_000_000_000,
+            shift_tardy: true,
+            ..SimConfig::default()
+        };
+        Scenario::parse(name)
+            .expect("valid")
+            .apply(&mut w.policy, &mut cfg);
+        let r = simulate(&w, &cfg).expect("runs");
+        let jobs: u64 = r.tasks.iter().map(|t| t.jobs).sum();
+        r.tasks
+            .iter()
+            .map(|t| t.mean_response_pct * t.jobs as f64)
+            .sum::<f64>()
+            / jobs as f64
+    };
+    let best = mean_pct("AEdG,2MB");
+    let worst = mean_pct("aedg,X");
+    let locks_unchunked = mean_pct("aEDG,X");
+    eprintln!("AEdG,2MB {best:.1}%  aEDG,X {locks_unchunked:.1}%  aedg,X {worst:.1}%");
+    assert!(
+        worst > 1.5 * best,
+        "aedg,X {worst:.1}% vs AEdG,2MB {best:.1}%"
+    );
+    assert!(worst > 1.5 * locks_unchunked);
+    assert!(worst > 100.0 && best < 100.0);
+}
+
+/// seed 000 Table II (shape): under C-RM a fixed interrupt-thread priority
+/// either starves the GPU-using tasks (below every task) or delays the
+/// CPU-only tasks (above every task); klmirqd sits between, and C-EDF with
+/// klmirqd misses (almost) nothing.
+#[test]
+fn seed000_table2_fixed_priorities_hurt_one_side() {
+    let base = example("klmirqd-table2.toml");
+    let stats = |h: InterruptHandling, edf: bool| {
+        let mut w = base.clone();
+        w.policy.interrupts = h;
+        if edf {
+            w.policy.cpu_scheduler = rtgpu_model::CpuScheduler::ClusteredEdf;
+        }
+        let r = simulate(
+            &w,
+            &SimConfig {
+                duration: 10_000_000_000,
+                shift_tardy: true,
+                ..SimConfig::default()
+            },
+        )
+        .expect("runs");
+        let mut acc = [(0u64, 0u64, 0f64); 2];
+        for t in &r.tasks {
+            let a = &mut acc[t.uses_gpu as usize];
+            a.0 += t.jobs + t.unfinished;
+            a.1 += t.misses;
+            a.2 += t.mean_response_pct;
+        }
+        let n = |gpu: bool| r.tasks.iter().filter(|t| t.uses_gpu == gpu).count() as f64;
+        (
+            acc[0].1 as f64 / acc[0].0 as f64,
+            acc[0].2 / n(false),
+            acc[1].1 as f64 / acc[1].0 as f64,
+        )
+    };
+    let (k_cpu_miss, k_cpu_resp, k_gpu_miss) = stats(InterruptHandling::Klmirqd, false);
+    let (h_cpu_miss, h_cpu_resp, h_gpu_miss) = stats(
+        InterruptHandling::FixedPriorityThreads { priority: 99 },
+        false,
+    );
+    let (_, _, l_gpu_miss) = stats(
+        InterruptHandling::FixedPriorityThreads { priority: 1 },
+        false,
+    );
+    let (e_cpu_miss, _, e_gpu_miss) = stats(InterruptHandling::Klmirqd, true);
+    eprintln!(
+        "klmirqd cpu {k_cpu_miss:.3}/{k_cpu_resp:.1}% gpu {k_gpu_miss:.3}; high cpu \
+         {h_cpu_miss:.3}/{h_cpu_resp:.1}% gpu {h_gpu_miss:.3}; low gpu {l_gpu_miss:.3}; \
+         c-edf cpu {e_cpu_miss:.3} gpu {e_gpu_miss:.3}"
+    );
+    assert!(l_gpu_miss > k_gpu_miss, "low priority starves GPU tasks");
+    assert!(
+        h_cpu_resp > k_cpu_resp,
+        "high priority delays CPU-only tasks"
+    );
+    assert!(h_cpu_miss >= k_cpu_miss);
+    assert!(e_cpu_miss < 0.01 && e_gpu_miss < 0.02);
+}
+
+fn vgpu_workload(policy: &str) -> Workload {
+    wl(&format!(
+        r#"{ONE_GPU}
+[policy]
+cpu_scheduler = "G-FP"
+gpu_allocator = "static"
+
+[[vgpu]]
+name = "v40"
+gpu = "gpu0"
+share = "40%"
+policy = "{policy}"
+
+[[vgpu]]
+name = "v60"
+gpu = "gpu0"
+share = "60%"
+policy = "{policy}"
+
+[[task]]
+name = "a"
+wcet = "100 us"
+period = "20 ms"
+gpu = {{ kernels = ["1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms"], vgpu = "v40" }}
+
+[[task]]
+name = "b"
+wcet = "100 us"
+period = "20 ms"
+gpu = {{ kernels = ["1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms"], vgpu = "v60" }}
+"#
+    ))
+}
+
+/// seed 001 Fig. 10: BAND keeps two always-backlogged vGPUs at 40/60
+/// within a few percent; FIFO does not.
+#[test]
+fn seed001_band_keeps_40_60() {
+    let share = |policy: &str| {
+        let r = run(&vgpu_workload(policy), 2_000_000_000);
+        let (a, b) = (r.vgpus[0].mean, r.vgpus[1].mean);
+        (a / (a + b), b / (a + b))
+    };
+    let (a, b) = share("band");
+    assert!(
+        (a - 0.4).abs() < 0.03 && (b - 0.6).abs() < 0.03,
+        "band {a} {b}"
+    );
+    let (a, _) = share("fifo");
+    assert!((a - 0.5).abs() < 0.03, "fifo shares evenly: {a}");
+}
+
+/// Perfetto export: valid JSON with tracks for cores, engines and tokens.
+#[test]
+fn trace_exports_as_chrome_json() {
+    let w = example("feature-tracking.toml");
+    let r = simulate(
+        &w,
+        &SimConfig {
+            duration: 200_000_000,
+            trace: true,
+            ..SimConfig::default()
+        },
+    )
+    .expect("runs");
+    let names: Vec<String> = r.tasks.iter().map(|t| t.name.clone()).collect();
+    let json = rtgpu_sim::trace::chrome_json(&r.trace, &r.track_names, &names);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+    let ev = v["traceEvents"].as_array().expect("events");
+    for cat in [
+        "run",
+        "kernel",
+        "copy in",
+        "copy out",
+        "token held",
+        "top half",
+    ] {
+        assert!(
+            ev.iter().any(|e| e["cat"] == cat),
+            "no {cat} span in the trace"
+        );
+    }
+    let svg = rtgpu_sim::plot::svg(&r);
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+}
