@@ -445,6 +445,8 @@ class Batch:
     def schedulable(self) -> list[int]: ...
     @property
     def breakdown(self) -> list[list[float]]: ...
+    @property
+    def blocking(self) -> list[list[float]]: ...
 
 def experiment_check_spec(spec: str) -> None: ...
 def experiment_generate(spec: str, seed: int) -> list[tuple[Task, GpuUse | None]]: ...
@@ -455,10 +457,11 @@ def experiment_batch(
     seed: int,
     first: int,
     sets: int,
-    cores: int,
+    setup: str,
     tests: list[str],
     ratio: bool = True,
     breakdown: bool = False,
+    blocking: bool = False,
 ) -> Batch: ...
 
 # rtgpu.gpu_analysis
