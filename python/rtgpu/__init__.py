@@ -35,9 +35,11 @@ from ._enums import TaskVerdict, Verdict
 from ._errors import Diagnostic, WorkloadError
 from ._rtgpu import (
     BoundCheck,
+    Charges,
     Cluster,
     ClusterReport,
     CoreReport,
+    GpuReport,
     GpuWork,
     Partition,
     Piece,
@@ -55,11 +57,13 @@ __version__: str = _rtgpu.__version__
 
 __all__ = [
     "BoundCheck",
+    "Charges",
     "Cluster",
     "ClusterReport",
     "CoreReport",
     "Diagnostic",
     "Duration",
+    "GpuReport",
     "GpuWork",
     "Partition",
     "Piece",

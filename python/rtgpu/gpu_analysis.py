@@ -32,6 +32,7 @@ __all__ = [
     "gpusync_blocking",
     "kfmlp_blocking",
     "overhead_aware_test",
+    "seed000_task_set",
     "vgpu_service_time",
 ]
 
@@ -127,3 +128,19 @@ def vgpu_service_time(budget: int, period: int, work: int, other_op: int) -> int
     per ``period`` when other vGPUs' operations last at most ``other_op``
     (own derivation; None when the reservation guarantees no progress)."""
     return _rtgpu.vgpu_service_time(budget, period, work, other_op)
+
+
+def seed000_task_set(
+    seed: int,
+    utilization: float,
+    interrupts: int = 3,
+    task_utilization: tuple[float, float] = (0.5, 0.9),
+    gpu_fraction: tuple[float, float] = (0.5, 0.6),
+    gpu_share: float = 0.75,
+    period: tuple[int, int] = (15_000_000, 60_000_000),
+) -> list[tuple[int, int, int, int, int]]:
+    """A random task set as seed 000 §VII generates them (defaults: Fig. 5),
+    ready for :func:`overhead_aware_test`; deterministic for a ``seed``."""
+    return _rtgpu.seed000_task_set(
+        seed, utilization, interrupts, task_utilization, gpu_fraction, gpu_share, period
+    )

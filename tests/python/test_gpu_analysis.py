@@ -35,7 +35,9 @@ def test_gpusync_by_hand() -> None:
 def test_overhead_aware_test_prefers_klmirqd() -> None:
     # Seed 000 §VI-like: per cluster 20 CPU tasks 5/20 ms, 5 GPU tasks
     # 2 ms CPU + 1 ms GPU; zero overheads leave U = 5.997 <= 6.
-    gpu = [(2 * MS, MS, 19_900_000, 19_900_000, 1)] * 2 + [(2 * MS, MS, 20_100_000, 20_100_000, 1)] * 8
+    gpu = [(2 * MS, MS, 19_900_000, 19_900_000, 1)] * 2 + [
+        (2 * MS, MS, 20_100_000, 20_100_000, 1)
+    ] * 8
     cpu = [(5 * MS, 0, 20 * MS, 20 * MS, 0)] * 40
     ts = gpu + cpu
     ok = ga.overhead_aware_test(ts, [(6, 4), (6, 4)], base="zero")
@@ -59,3 +61,33 @@ def test_effective_utilization_and_vgpu() -> None:
     # Q = 6 of P = 10 ms, K = 1 ms, W = 12 ms -> 32 ms (vgpu.rs tests).
     assert ga.vgpu_service_time(6 * MS, 10 * MS, 12 * MS, MS) == 32 * MS
     assert ga.vgpu_service_time(6 * MS, 10 * MS, 1, 6 * MS) is None
+
+
+def test_workload_report_has_gpu_breakdown() -> None:
+    from pathlib import Path
+
+    import rtgpu
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "feature-tracking.toml"
+    report = rtgpu.load_workload(path).analyze()
+    t = report.tasks[0]
+    assert t.uses_gpu
+    assert t.gpu is not None and t.charges is not None
+    assert t.gpu.token_blocking is not None and t.gpu.token_blocking > 0
+    assert t.gpu.engine_blocking is not None and t.gpu.token_hold_time is not None
+    assert t.inflated_cost == t.charges.total
+    assert t.charges.total > t.wcet
+    assert t.charges.dominant == "GPU blocking"
+    assert report.verdict is rtgpu.Verdict.NOT_SCHEDULABLE
+
+
+def test_seed000_task_sets_feed_the_test() -> None:
+    ts = ga.seed000_task_set(1, 8.0, interrupts=6)
+    assert sum((c + g) / p for c, g, p, _, _ in ts) == pytest.approx(8.0, abs=0.01)
+    assert ts == ga.seed000_task_set(1, 8.0, interrupts=6)
+    assert any(g > 0 and eta == 6 for _, g, _, _, eta in ts)
+    k = ga.overhead_aware_test(ts, [(6, 4), (6, 4)], method="klmirqd")
+    s = ga.overhead_aware_test(ts, [(6, 4), (6, 4)], method="slih")
+    assert sum(k.inflated_utilization) < sum(s.inflated_utilization)
+    with pytest.raises(ValueError, match="task_utilization"):
+        ga.seed000_task_set(1, 8.0, task_utilization=(0.9, 0.5))

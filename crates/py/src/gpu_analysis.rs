@@ -331,6 +331,50 @@ pub(crate) fn effective_utilization(tasks: Vec<(Time, Time, Time)>, speedup: f64
     Ok(overheads::effective_utilization(&specs, speedup))
 }
 
+/// Seed 000 §VII random task set as (cpu, gpu, period, deadline, interrupts)
+/// tuples (defaults: Fig. 5's parameters).
+#[pyfunction]
+#[pyo3(signature = (seed, utilization, interrupts=3, task_utilization=(0.5, 0.9), gpu_fraction=(0.5, 0.6), gpu_share=0.75, period=(15_000_000, 60_000_000)))]
+pub(crate) fn seed000_task_set(
+    seed: u64,
+    utilization: f64,
+    interrupts: u32,
+    task_utilization: (f64, f64),
+    gpu_fraction: (f64, f64),
+    gpu_share: f64,
+    period: (Time, Time),
+) -> PyResult<Vec<(Time, Time, Time, Time, u32)>> {
+    crate::args::non_negative_float(utilization, "utilization")?;
+    let (lo, hi) = task_utilization;
+    if !(lo > 0.0 && lo <= hi && hi <= 1.0) {
+        return Err(value_error(format!(
+            "task_utilization must satisfy 0 < lo <= hi <= 1, got ({lo}, {hi})"
+        )));
+    }
+    let (flo, fhi) = gpu_fraction;
+    if !(0.0..=1.0).contains(&gpu_share) || !(0.0 <= flo && flo <= fhi && fhi <= 1.0) {
+        return Err(value_error(
+            "gpu_share and gpu_fraction must lie in [0, 1] (gpu_fraction as lo <= hi)",
+        ));
+    }
+    if period.0 == 0 || period.0 > period.1 {
+        return Err(value_error("period must be (lo, hi) with 0 < lo <= hi ns"));
+    }
+    let p = overheads::Seed000SetParams {
+        utilization,
+        task_utilization,
+        gpu_fraction,
+        gpu_share,
+        interrupts,
+        period,
+    };
+    let mut rng = rtgpu_analysis::generate::Rng::new(seed);
+    Ok(overheads::seed000_task_set(&mut rng, &p)
+        .into_iter()
+        .map(|t| (t.cpu, t.gpu, t.period, t.deadline, t.interrupts))
+        .collect())
+}
+
 /// vGPU GPU-response bound t(W) (own derivation, see docs/seeds/001).
 #[pyfunction]
 pub(crate) fn vgpu_service_time(
@@ -353,5 +397,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(overhead_aware_test, m)?)?;
     m.add_function(wrap_pyfunction!(effective_utilization, m)?)?;
     m.add_function(wrap_pyfunction!(vgpu_service_time, m)?)?;
+    m.add_function(wrap_pyfunction!(seed000_task_set, m)?)?;
     Ok(())
 }

@@ -271,6 +271,21 @@ impl PyTaskReport {
     fn tardiness(&self) -> Option<Time> {
         self.0.tardiness
     }
+    /// The inflated cost the verdict used (seed 000 App. B), ns.
+    #[getter]
+    fn inflated_cost(&self) -> Option<Time> {
+        self.0.charges.map(|c| c.total)
+    }
+    /// What the inflated cost is made of.
+    #[getter]
+    fn charges(&self) -> Option<PyCharges> {
+        self.0.charges.map(PyCharges::from)
+    }
+    /// GPU-using tasks: GPU wait bounds and GPU time.
+    #[getter]
+    fn gpu(&self) -> Option<PyGpuReport> {
+        self.0.gpu.as_ref().map(PyGpuReport::from)
+    }
     /// An `rtgpu.TaskVerdict`.
     #[getter]
     fn verdict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -468,6 +483,113 @@ impl PyBoundCheck {
             b.bound,
             py_bool(b.applies),
             py_bool(b.passes)
+        )
+    }
+}
+
+/// The charges of seed 000 App. B that make up a task's inflated cost (ns;
+/// `total` is their sum). `Time::MAX` (2**64 - 1) marks an unbounded part.
+#[pyclass(frozen, get_all, module = "rtgpu", name = "Charges")]
+pub(crate) struct PyCharges {
+    cpu: Time,
+    scheduling: Time,
+    gpu_blocking: Time,
+    gpu: Time,
+    release: Time,
+    interrupt_count: u64,
+    interrupts: Time,
+    bottom_half_scheduling: Time,
+    ticks: Time,
+    total: Time,
+    /// Name of the largest overhead charge.
+    dominant: String,
+}
+
+impl From<rtgpu_analysis::overheads::Charges> for PyCharges {
+    fn from(c: rtgpu_analysis::overheads::Charges) -> Self {
+        PyCharges {
+            cpu: c.cpu,
+            scheduling: c.scheduling,
+            gpu_blocking: c.gpu_blocking,
+            gpu: c.gpu,
+            release: c.release,
+            interrupt_count: c.interrupt_count,
+            interrupts: c.interrupts,
+            bottom_half_scheduling: c.bottom_half_scheduling,
+            ticks: c.ticks,
+            total: c.total,
+            dominant: c.dominant_overhead().0.to_string(),
+        }
+    }
+}
+
+#[pymethods]
+impl PyCharges {
+    fn __repr__(&self) -> String {
+        format!(
+            "Charges(total={}, cpu={}, gpu_blocking={}, gpu={}, interrupts={}, dominant={})",
+            self.total,
+            self.cpu,
+            self.gpu_blocking,
+            self.gpu,
+            self.interrupts,
+            py_str(&self.dominant)
+        )
+    }
+}
+
+/// How a GPU-using task gets its GPU and how long it may wait (ns).
+#[pyclass(frozen, get_all, module = "rtgpu", name = "GpuReport")]
+pub(crate) struct PyGpuReport {
+    allocator: String,
+    copy_time: Time,
+    kernel_time: Time,
+    interrupts: u32,
+    copy_requests: Option<u64>,
+    exec_requests: Option<u64>,
+    token_blocking: Option<Time>,
+    engine_blocking: Option<Time>,
+    token_hold_time: Option<Time>,
+    kfmlp_l_aware: Option<Time>,
+    kfmlp_l_oblivious: Option<Time>,
+    kfmlp_exact_solved: Option<bool>,
+    vgpu_share: Option<f64>,
+    vgpu_response: Option<Time>,
+    unbounded_because: Option<String>,
+}
+
+impl From<&rtgpu_analysis::workload_gpu::GpuTaskReport> for PyGpuReport {
+    fn from(g: &rtgpu_analysis::workload_gpu::GpuTaskReport) -> Self {
+        PyGpuReport {
+            allocator: g.allocator.clone(),
+            copy_time: g.copy_time,
+            kernel_time: g.kernel_time,
+            interrupts: g.interrupts,
+            copy_requests: g.copy_requests,
+            exec_requests: g.exec_requests,
+            token_blocking: g.token_blocking,
+            engine_blocking: g.engine_blocking,
+            token_hold_time: g.token_hold_time,
+            kfmlp_l_aware: g.kfmlp_l_aware,
+            kfmlp_l_oblivious: g.kfmlp_l_oblivious,
+            kfmlp_exact_solved: g.kfmlp_exact_solved,
+            vgpu_share: g.vgpu_share,
+            vgpu_response: g.vgpu_response,
+            unbounded_because: g.unbounded_because.clone(),
+        }
+    }
+}
+
+#[pymethods]
+impl PyGpuReport {
+    fn __repr__(&self) -> String {
+        format!(
+            "GpuReport(allocator={}, token_blocking={:?}, engine_blocking={:?}, \
+             token_hold_time={:?})",
+            py_str(&self.allocator),
+            self.token_blocking,
+            self.engine_blocking,
+            self.token_hold_time
         )
     }
 }

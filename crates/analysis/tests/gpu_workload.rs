@@ -1,0 +1,320 @@
+//! `rtgpu analyze` on GPU workloads: every number derived by hand in the
+//! comments (zero overheads unless said otherwise, so only the GPU terms
+//! move the costs).
+
+use rtgpu_analysis::workload::{analyze, Report, TaskVerdict, Verdict};
+
+const MS: u64 = 1_000_000;
+
+fn run(toml: &str) -> Report {
+    let w = rtgpu_model::parse_workload(toml, "t.toml").expect("valid workload");
+    analyze(&w).0
+}
+
+fn task<'a>(r: &'a Report, name: &str) -> &'a rtgpu_analysis::workload::TaskReport {
+    r.tasks.iter().find(|t| t.name == name).expect("task")
+}
+
+const PLATFORM_2G: &str = r#"
+[[platform.cluster]]
+name = "c"
+cores = 2
+gpus = ["g0", "g1"]
+[[platform.gpu]]
+name = "g0"
+[[platform.gpu]]
+name = "g1"
+[overheads]
+base = "zero"
+"#;
+
+#[test]
+fn kfmlp_blocking_is_the_exact_ilp_bound() {
+    // l = 1, 2, 3 ms on k = 2 GPUs. Task a (l=1): others {2, 3}, one per
+    // queue, shortest 2 ms (= Thm 1's ⌊5/2⌋); task c (l=3): others {1, 2}
+    // → 1 ms (= ⌊3/2⌋); task b: others {1, 3} → 1 ms, below Thm 1's 2 ms.
+    let r = run(&format!(
+        "{PLATFORM_2G}
+[policy]
+cpu_scheduler = \"C-FP\"
+gpu_allocator = \"k-fmlp\"
+[[task]]
+name = \"a\"
+wcet = \"1 ms\"
+period = \"20 ms\"
+gpu = {{ kernels = [\"1 ms\"] }}
+[[task]]
+name = \"b\"
+wcet = \"1 ms\"
+period = \"20 ms\"
+gpu = {{ kernels = [\"2 ms\"] }}
+[[task]]
+name = \"c\"
+wcet = \"1 ms\"
+period = \"20 ms\"
+gpu = {{ kernels = [\"3 ms\"] }}
+"
+    ));
+    let b = task(&r, "b");
+    let g = b.gpu.as_ref().expect("gpu report");
+    assert_eq!(g.token_blocking, Some(MS));
+    assert_eq!(g.kfmlp_l_aware, Some(2 * MS));
+    assert_eq!(g.kfmlp_l_oblivious, Some(3 * MS)); // ⌊2/2⌋·3 ms
+                                                   // Inflated cost = C + b + GPU time = 1 + 1 + 2 ms (zero overheads).
+    assert_eq!(b.charges.expect("charges").total, 4 * MS);
+    assert_eq!(
+        task(&r, "a").gpu.as_ref().and_then(|g| g.token_blocking),
+        Some(2 * MS)
+    );
+    assert_eq!(task(&r, "c").charges.expect("charges").total, 5 * MS);
+    assert_eq!(r.verdict, Verdict::Schedulable);
+}
+
+#[test]
+fn static_assignment_queues_behind_the_same_gpu() {
+    // Round robin over g0, g1: a → g0, b → g1, c → g0. a waits for c's
+    // 3 ms, b for nobody.
+    let r = run(&format!(
+        "{PLATFORM_2G}
+[policy]
+cpu_scheduler = \"C-FP\"
+gpu_allocator = \"static\"
+[[task]]
+name = \"a\"
+wcet = \"1 ms\"
+period = \"20 ms\"
+gpu = {{ kernels = [\"1 ms\"] }}
+[[task]]
+name = \"b\"
+wcet = \"1 ms\"
+period = \"20 ms\"
+gpu = {{ kernels = [\"2 ms\"] }}
+[[task]]
+name = \"c\"
+wcet = \"1 ms\"
+period = \"20 ms\"
+gpu = {{ kernels = [\"3 ms\"] }}
+"
+    ));
+    assert_eq!(
+        task(&r, "a").gpu.as_ref().and_then(|g| g.token_blocking),
+        Some(3 * MS)
+    );
+    assert_eq!(
+        task(&r, "b").gpu.as_ref().and_then(|g| g.token_blocking),
+        Some(0)
+    );
+    assert_eq!(
+        task(&r, "c").gpu.as_ref().and_then(|g| g.token_blocking),
+        Some(MS)
+    );
+}
+
+#[test]
+fn gpusync_bounds_and_engine_locks() {
+    // GPUSync, ρ = 1, 2 GPUs, 2 cores, no state: N^E = 0, N^C_sys = 0.
+    // THT = copies (1 request of 1 MB at 1 GB/s = 1 ms) + kernel 2 ms +
+    // L^P 1 ms = 4 ms; token blocking (2⌈2/2⌉ − 1)·4 = 4 ms.
+    let base = r#"
+[[platform.cluster]]
+name = "c"
+cores = 2
+gpus = ["g0", "g1"]
+[[platform.gpu]]
+name = "g0"
+[[platform.gpu]]
+name = "g1"
+[platform.bandwidth]
+host_to_device = "1 GB/s"
+device_to_host = "1 GB/s"
+peer = "1 GB/s"
+[overheads]
+base = "zero"
+"#;
+    let task_toml = r#"
+[[task]]
+name = "a"
+wcet = "1 ms"
+period = "50 ms"
+count = 2
+gpu = { copy_in = "1 MB", kernels = ["2 ms"] }
+"#;
+    let r = run(&format!(
+        "{base}[policy]\ncpu_scheduler = \"C-EDF\"\ngpu_allocator = \"gpusync\"\ntokens_per_gpu = 1\n{task_toml}"
+    ));
+    let g = r.tasks[0].gpu.as_ref().expect("gpu");
+    assert_eq!(g.token_hold_time, Some(4 * MS));
+    assert_eq!(g.token_blocking, Some(4 * MS));
+    assert_eq!(g.engine_blocking, Some(0));
+    // 1 + 4 + (1 + 2) = 8 ms.
+    assert_eq!(r.tasks[0].charges.expect("charges").total, 8 * MS);
+    assert_eq!(r.tasks[0].verdict, TaskVerdict::BoundedTardiness);
+
+    // ρ = 2 without engine locks: the driver arbitrates, no bound.
+    let r = run(&format!(
+        "{base}[policy]\ncpu_scheduler = \"C-EDF\"\ngpu_allocator = \"gpusync\"\ntokens_per_gpu = 2\nengine_locks = false\n{task_toml}"
+    ));
+    let g = r.tasks[0].gpu.as_ref().expect("gpu");
+    assert!(g.unbounded_because.is_some());
+    assert_eq!(r.tasks[0].verdict, TaskVerdict::UnboundedTardiness);
+    assert_eq!(r.verdict, Verdict::NotSchedulable);
+
+    // ρ = 2 with engine locks: N^E = 1, N^C_sys = 1. L^C = 1 ms, L^E = 2 ms.
+    // Thm 1 = 1·1·1 + 1·1·2 = 3 ms; THT = 1·2·1 + 1·2·2 + 1 = 7 ms;
+    // ⌈2/4⌉ = 1 → token blocking 7 ms.
+    let r = run(&format!(
+        "{base}[policy]\ncpu_scheduler = \"C-EDF\"\ngpu_allocator = \"gpusync\"\ntokens_per_gpu = 2\n{task_toml}"
+    ));
+    let g = r.tasks[0].gpu.as_ref().expect("gpu");
+    assert_eq!(g.engine_blocking, Some(3 * MS));
+    assert_eq!(g.token_hold_time, Some(7 * MS));
+    assert_eq!(g.token_blocking, Some(7 * MS));
+    // 1 + 7 + (1 + 2 + 3) = 14 ms.
+    assert_eq!(r.tasks[0].charges.expect("charges").total, 14 * MS);
+}
+
+#[test]
+fn vgpu_member_wait_is_the_reservation_bound() {
+    // One GPU, vGPU A 60 % and B 40 % with P = 10 ms budgets (6 and 4 ms).
+    // a (in A) runs a 3 ms kernel, b (in B) a 2 ms kernel. For a: Q' = 6 − 2
+    // = 4 ms, W = 3 ms: t = 3 + (⌈3/4⌉ + 1)·(10 − 4) = 15 ms; wait 12 ms.
+    let r = run(r#"
+[[platform.cluster]]
+name = "c"
+cores = 2
+gpus = ["g"]
+[[platform.gpu]]
+name = "g"
+[overheads]
+base = "zero"
+[policy]
+cpu_scheduler = "G-FP"
+[[vgpu]]
+name = "A"
+gpu = "g"
+budget = "6 ms"
+period = "10 ms"
+[[vgpu]]
+name = "B"
+gpu = "g"
+budget = "4 ms"
+period = "10 ms"
+[[task]]
+name = "a"
+wcet = "1 ms"
+period = "50 ms"
+gpu = { kernels = ["3 ms"], vgpu = "A" }
+[[task]]
+name = "b"
+wcet = "1 ms"
+period = "50 ms"
+gpu = { kernels = ["2 ms"], vgpu = "B" }
+"#);
+    let g = task(&r, "a").gpu.as_ref().expect("gpu");
+    assert_eq!(g.vgpu_response, Some(15 * MS));
+    assert_eq!(g.token_blocking, Some(12 * MS));
+    assert_eq!(task(&r, "a").charges.expect("charges").total, 16 * MS);
+    // b: Q' = 4 − 3 = 1 ms, W = 2: 2 + (2 + 1)·9 = 29 ms.
+    let g = task(&r, "b").gpu.as_ref().expect("gpu");
+    assert_eq!(g.vgpu_response, Some(29 * MS));
+}
+
+#[test]
+fn pfp_charges_inheritance_blocking_from_local_gpu_holders() {
+    // One core: hi (CPU only, 1 ms / 10 ms) above lo (GPU, 2 ms CPU + 1 ms
+    // kernel / 20 ms). lo's inflated cost 3 ms (no other GPU user → no
+    // wait). hi may be blocked once by lo running with an inherited
+    // priority: R_hi = 1 + 3 = 4 ms (without the charge it would be 1 ms).
+    let r = run(r#"
+[[platform.cluster]]
+name = "c"
+cores = 1
+gpus = ["g"]
+[[platform.gpu]]
+name = "g"
+[overheads]
+base = "zero"
+[policy]
+cpu_scheduler = "P-FP"
+partitioning = "first-fit"
+gpu_allocator = "k-fmlp"
+[[task]]
+name = "hi"
+wcet = "1 ms"
+period = "10 ms"
+[[task]]
+name = "lo"
+wcet = "2 ms"
+period = "20 ms"
+gpu = { kernels = ["1 ms"] }
+"#);
+    assert_eq!(task(&r, "lo").charges.expect("charges").total, 3 * MS);
+    assert_eq!(task(&r, "hi").response_time, Some(4 * MS));
+    // lo: 3 + ⌈R/10⌉·1 → R = 4 ms.
+    assert_eq!(task(&r, "lo").response_time, Some(4 * MS));
+    assert_eq!(r.verdict, Verdict::Schedulable);
+}
+
+#[test]
+fn cpu_only_workloads_are_charged_table_iii_overheads() {
+    // 1 ms every 10 ms, Table III: +2(0.63+0.36) + 0.67 + 0.60 µs and
+    // ⌈10 ms / 1 ms⌉·0.86 = 8.6 µs of ticks = 1 ms + 11.85 µs.
+    let r = run(r#"
+[platform]
+cores = 1
+[[task]]
+name = "t"
+wcet = "1 ms"
+period = "10 ms"
+"#);
+    assert_eq!(r.tasks[0].charges.expect("charges").total, MS + 11_850);
+    assert_eq!(r.tasks[0].response_time, Some(MS + 11_850));
+}
+
+#[test]
+fn more_interrupts_never_lower_inflated_costs() {
+    let mk = |eta: u32| {
+        run(&format!(
+            r#"
+[[platform.cluster]]
+name = "c"
+cores = 4
+gpus = ["g0", "g1"]
+[[platform.gpu]]
+name = "g0"
+[[platform.gpu]]
+name = "g1"
+[policy]
+cpu_scheduler = "C-EDF"
+gpu_allocator = "k-fmlp"
+interrupts = "slih"
+[[task]]
+name = "g"
+count = 3
+wcet = "2 ms"
+period = "30 ms"
+gpu = {{ kernels = ["3 ms"], interrupts = {eta} }}
+[[task]]
+name = "c"
+count = 3
+wcet = "5 ms"
+period = "20 ms"
+"#
+        ))
+    };
+    let mut last: Vec<u64> = vec![0; 6];
+    for eta in 1..5 {
+        let r = mk(eta);
+        assert_eq!(r.verdict, Verdict::Schedulable);
+        let now: Vec<u64> = r
+            .tasks
+            .iter()
+            .map(|t| t.charges.expect("c").total)
+            .collect();
+        assert!(
+            now.iter().zip(&last).all(|(a, b)| a >= b),
+            "{now:?} {last:?}"
+        );
+        last = now;
+    }
+}
