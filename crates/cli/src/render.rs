@@ -247,29 +247,6 @@ fn truncate(s: &str, n: usize) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(duration(0), "0 ns");
-        assert_eq!(duration(10_000_000), "10 ms");
-        assert_eq!(duration(2_500), "2.5 us");
-        assert_eq!(duration(1_234_567), "1.234 ms");
-        assert_eq!(duration(999), "999 ns");
-        assert_eq!(duration(3_000_000_000), "3 s");
-    }
-
-    #[test]
-    fn core_ranges() {
-        assert_eq!(cores_list(&[0, 1, 2, 3, 5]), "0-3,5");
-        assert_eq!(cores_list(&[2]), "2");
-        assert_eq!(cores_list(&[0, 1]), "0,1");
-        assert_eq!(cores_list(&[]), "-");
-    }
-}
-
 /// The GPU and overhead breakdown of every task: where its GPU wait comes
 /// from (seed 000 App. A, seed 004 App. A, vGPU) and what its inflated cost
 /// is made of (seed 000 App. B), so a reader sees which charge dominates.
@@ -365,5 +342,28 @@ fn gpu_sections(o: &mut String, r: &Report) {
                 format!("{name} ({})", sat(size))
             }
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration(0), "0 ns");
+        assert_eq!(duration(10_000_000), "10 ms");
+        assert_eq!(duration(2_500), "2.5 us");
+        assert_eq!(duration(1_234_567), "1.234 ms");
+        assert_eq!(duration(999), "999 ns");
+        assert_eq!(duration(3_000_000_000), "3 s");
+    }
+
+    #[test]
+    fn core_ranges() {
+        assert_eq!(cores_list(&[0, 1, 2, 3, 5]), "0-3,5");
+        assert_eq!(cores_list(&[2]), "2");
+        assert_eq!(cores_list(&[0, 1]), "0,1");
+        assert_eq!(cores_list(&[]), "-");
     }
 }

@@ -331,6 +331,9 @@ pub(crate) fn effective_utilization(tasks: Vec<(Time, Time, Time)>, speedup: f64
     Ok(overheads::effective_utilization(&specs, speedup))
 }
 
+/// (cpu, gpu, period, deadline, interrupts) of one generated task.
+type Seed000Task = (Time, Time, Time, Time, u32);
+
 /// Seed 000 §VII random task set as (cpu, gpu, period, deadline, interrupts)
 /// tuples (defaults: Fig. 5's parameters).
 #[pyfunction]
@@ -343,7 +346,7 @@ pub(crate) fn seed000_task_set(
     gpu_fraction: (f64, f64),
     gpu_share: f64,
     period: (Time, Time),
-) -> PyResult<Vec<(Time, Time, Time, Time, u32)>> {
+) -> PyResult<Vec<Seed000Task>> {
     crate::args::non_negative_float(utilization, "utilization")?;
     let (lo, hi) = task_utilization;
     if !(lo > 0.0 && lo <= hi && hi <= 1.0) {
@@ -352,7 +355,7 @@ pub(crate) fn seed000_task_set(
         )));
     }
     let (flo, fhi) = gpu_fraction;
-    if !(0.0..=1.0).contains(&gpu_share) || !(0.0 <= flo && flo <= fhi && fhi <= 1.0) {
+    if !((0.0..=1.0).contains(&gpu_share) && 0.0 <= flo && flo <= fhi && fhi <= 1.0) {
         return Err(value_error(
             "gpu_share and gpu_fraction must lie in [0, 1] (gpu_fraction as lo <= hi)",
         ));
