@@ -334,9 +334,6 @@ pub(crate) fn effective_utilization(tasks: Vec<(Time, Time, Time)>, speedup: f64
     Ok(overheads::effective_utilization(&specs, speedup))
 }
 
-/// (cpu, gpu, period, deadline, interrupts) of one generated task.
-type TaskTuple = (Time, Time, Time, Time, u32);
-
 /// Seed 000 §VII random task set as (cpu, gpu, period, deadline, interrupts)
 /// tuples (defaults: Fig. 5's parameters).
 #[pyfunction]
