@@ -192,6 +192,9 @@ fn text(name: &str, out: &RunOutcome, dur: u64, sim_max: &[Option<u64>]) -> Stri
             );
         }
     }
+    for n in &out.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
     let misses: usize = out.tasks.iter().map(|t| t.deadline_misses).sum();
     let _ = writeln!(
         s,
