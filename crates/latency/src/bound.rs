@@ -75,7 +75,9 @@ pub fn owcet(occ: &[Occurrence]) -> u64 {
 /// Observed minimum inter-arrival time (None with fewer than two
 /// occurrences). `occ` sorted by start.
 pub fn omiat(occ: &[Occurrence]) -> Option<u64> {
-    occ.windows(2).map(|w| w[1].start.abs_diff(w[0].start)).min()
+    occ.windows(2)
+        .map(|w| w[1].start.abs_diff(w[0].start))
+        .min()
 }
 
 /// The most execution time of occurrences arriving in any window
