@@ -394,12 +394,12 @@ pub fn render_text(r: &LatencyReport) -> String {
                     iterations,
                     ..
                 } => {
-                    let _ = writeln!(
-                        o,
-                        "  {:<34} {:>12} ns  (converged in {iterations} iterations)",
-                        ch.label(),
-                        latency
-                    );
+                    let how = if *iterations == 1 {
+                        "(one step)".to_string()
+                    } else {
+                        format!("(converged in {iterations} iterations)")
+                    };
+                    let _ = writeln!(o, "  {:<34} {:>12} ns  {how}", ch.label(), latency);
                 }
                 Bound::DidNotConverge { last, reason, .. } => {
                     let _ = writeln!(
