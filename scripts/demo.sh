@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Build everything (the rtgpu binary and the Python wheel) and run the main job
-# on the bundled example: analyse it, then run it on real threads for a second.
+# on the bundled examples: analyse and simulate the quickstart, then run a
+# GPU workload on real threads with measured, simulated and analysed figures
+# side by side.
 # Works without a GPU and without root (it then says what it degraded to).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,13 +20,19 @@ set -e
 echo
 echo "analysis exit status $status (0 schedulable, 1 not schedulable, 2 invalid input)"
 
-step "rtgpu run examples/quickstart.toml --duration 1s (real threads; CPU work)"
+step "rtgpu simulate examples/quickstart.toml --duration 1s (virtual time, bounds beside)"
 set +e
-./target/release/rtgpu run examples/quickstart.toml --duration "1 s"
+./target/release/rtgpu simulate examples/quickstart.toml --duration "1 s"
+set -e
+
+step "rtgpu run examples/perception-1gpu.toml --duration 2s (real threads, GPU work on the emulated GPU)"
+set +e
+./target/release/rtgpu run examples/perception-1gpu.toml --duration "2 s"
 run_status=$?
 set -e
 echo
 echo "run exit status $run_status (0 every deadline met, 1 some missed, 2 not runnable);"
-echo "on a machine with fewer CPUs than the plan's cores the run is folded and says so above."
+echo "measured, simulated (sim max R) and analysed (R bound) response times side by side;"
+echo "without root or on fewer CPUs than the plan's cores it says above what it degraded to."
 echo "Python: .venv/bin/python -c 'import rtgpu; print(rtgpu.load_workload(\"examples/quickstart.toml\").analyze())'"
 exit "$status"
