@@ -20,6 +20,7 @@
 //! in-process arbiter of their cluster ([`gpu_section`]), on the emulated
 //! backend of the platform or the backend given.
 
+pub mod edf;
 pub mod gpu_section;
 
 use std::sync::{Arc, Barrier};
@@ -138,6 +139,8 @@ struct TaskSpec {
     /// The base SCHED_FIFO priority the arbiter restores after inheritance.
     base_fifo: u8,
     gpu: Option<(Arc<ClusterGpus>, Arc<dyn GpuBackend>, GpuWork)>,
+    /// EDF plans: the cluster's dispatcher that ranks active jobs by deadline.
+    edf: Option<Arc<edf::EdfDispatcher>>,
 }
 
 /// Runs the CPU work of `workload` according to `plan` (from
@@ -159,12 +162,12 @@ pub fn run(
         workload.policy.cpu_scheduler,
         CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf
     );
-    if edf {
+    if edf && workload.tasks.iter().any(|t| t.uses_gpu()) {
         return Err(RunError::Unsupported {
             workload: workload.name.clone(),
-            reason: "EDF plans are not run yet (they need SCHED_DEADLINE reservations per \
-                     cluster, which Linux ties to root domains); use a fixed-priority \
-                     scheduler, or `rtgpu simulate`"
+            reason: "EDF plans with GPU-using tasks are not run yet (the arbiter's priority \
+                     inheritance and the user-space EDF order both set priorities and are not \
+                     combined); use a fixed-priority scheduler, or `rtgpu simulate`"
                 .to_string(),
         });
     }
@@ -257,11 +260,24 @@ pub fn run(
             }
         }
     }
-    let policy_words = if realtime {
-        "SCHED_FIFO with the plan's priorities".to_string()
-    } else {
-        "SCHED_OTHER (ordinary priorities)".to_string()
+    let policy_words = match (realtime, edf) {
+        (true, false) => "SCHED_FIFO with the plan's priorities".to_string(),
+        (true, true) => "EDF in user space: SCHED_FIFO priorities in deadline order, re-ranked \
+                         at every release and completion"
+            .to_string(),
+        (false, _) => "SCHED_OTHER (ordinary priorities)".to_string(),
     };
+    if edf && !realtime {
+        warnings.push(
+            "the EDF order cannot be enforced without real-time priorities: jobs run in \
+             whatever order Linux's fair scheduler picks"
+                .to_string(),
+        );
+    }
+    // One EDF dispatcher per cluster (G-EDF: the only one).
+    let dispatchers: Vec<Arc<edf::EdfDispatcher>> = (0..workload.platform.clusters.len())
+        .map(|_| Arc::new(edf::EdfDispatcher::default()))
+        .collect();
 
     // GPU-using tasks: a backend (the emulated one of the platform unless
     // given) and one arbiter per cluster with GPUs.
@@ -402,6 +418,9 @@ pub fn run(
                     reason: format!("task {} uses a GPU but its cluster has none", task.name),
                 });
             }
+            let edf = (edf && realtime)
+                .then(|| cluster.and_then(|ci| dispatchers.get(ci).cloned()))
+                .flatten();
             Ok(TaskSpec {
                 index,
                 wcet: task.wcet,
@@ -410,6 +429,7 @@ pub fn run(
                 pieces,
                 base_fifo,
                 gpu,
+                edf,
             })
         })
         .collect::<Result<_, RunError>>()?;
@@ -552,6 +572,7 @@ fn task_thread(
         None => None,
     };
     let mut last_gpu = None;
+    let edf_slot = spec.edf.as_ref().map(|d| d.register());
     let jobs_expected = (duration / spec.period.max(1)) as usize + 1;
     let mut jobs = Vec::with_capacity(jobs_expected);
     barrier.wait();
@@ -564,6 +585,9 @@ fn task_thread(
             break;
         }
         os::sleep_until(release);
+        if let (Some(d), Some(slot)) = (&spec.edf, edf_slot) {
+            warnings.extend(d.release(slot, release + spec.deadline));
+        }
         let start = monotonic_now();
         let mut remaining = spec.wcet;
         let mut pieces = Vec::with_capacity(spec.pieces.len());
@@ -613,6 +637,9 @@ fn task_thread(
             current = 0;
         }
         let finish = monotonic_now();
+        if let (Some(d), Some(slot)) = (&spec.edf, edf_slot) {
+            warnings.extend(d.complete(slot));
+        }
         let response_time = finish - release;
         jobs.push(JobRun {
             task: spec.index,

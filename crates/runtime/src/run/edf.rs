@@ -1,0 +1,154 @@
+//! EDF in user space for `rtgpu run` (C-EDF / G-EDF plans) on a stock kernel.
+//!
+//! Linux's real-time class is global fixed priority over each thread's
+//! affinity mask. Giving the active jobs of a cluster distinct SCHED_FIFO
+//! priorities in deadline order (earliest deadline highest), and re-ranking
+//! them whenever a job is released or completes, makes that scheduler pick
+//! exactly the jobs EDF picks: priorities change only at releases and
+//! completions, which is when EDF's order can change. A cluster's threads
+//! are pinned to its cores, so this is C-EDF (G-EDF with one cluster).
+//!
+//! The cost is up to one `sched_setattr` per active job of the cluster at
+//! each release and completion; seed 000's C-EDF keeps clusters small (6
+//! cores here), which bounds it. Without real-time priorities nothing can
+//! be enforced, and `rtgpu run` says so.
+
+use std::sync::Mutex;
+
+use crate::os::{self, Nanos, SchedPolicy};
+
+/// The highest priority handed out to an active job; the lowest active rank
+/// gets `TOP + 1 - active`, never below `FLOOR`.
+const TOP: u8 = 98;
+const FLOOR: u8 = 2;
+/// Threads without an active job sleep at the very top, so that at its
+/// release a job's thread runs at once, re-ranks itself by its deadline and
+/// only then yields to earlier deadlines (a thread sleeping low would wait
+/// for the running job to finish before it could even announce its
+/// release: non-preemptive EDF). Sleeping costs no CPU.
+const IDLE: u8 = 99;
+
+struct Slot {
+    tid: libc::pid_t,
+    /// Absolute deadline of the active job, if any.
+    deadline: Option<Nanos>,
+    applied: u8,
+}
+
+/// One cluster's EDF order.
+#[derive(Default)]
+pub struct EdfDispatcher {
+    slots: Mutex<Vec<Slot>>,
+}
+
+impl EdfDispatcher {
+    /// Registers the calling thread (which then sleeps at the top
+    /// priority until its first release); returns its slot.
+    pub fn register(&self) -> usize {
+        let mut s = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let applied = match os::set_sched_policy(0, SchedPolicy::Fifo { priority: IDLE }) {
+            Ok(()) => IDLE,
+            Err(_) => 0,
+        };
+        s.push(Slot {
+            tid: os::gettid(),
+            deadline: None,
+            applied,
+        });
+        s.len() - 1
+    }
+
+    /// A job of `slot` was released with absolute deadline `deadline`.
+    pub fn release(&self, slot: usize, deadline: Nanos) -> Vec<String> {
+        self.update(slot, Some(deadline))
+    }
+
+    /// The active job of `slot` completed.
+    pub fn complete(&self, slot: usize) -> Vec<String> {
+        self.update(slot, None)
+    }
+
+    fn update(&self, slot: usize, deadline: Option<Nanos>) -> Vec<String> {
+        let mut s = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(x) = s.get_mut(slot) {
+            x.deadline = deadline;
+        }
+        // Deadline order; ties by slot, so the order is total and stable.
+        let mut active: Vec<(Nanos, usize)> = s
+            .iter()
+            .enumerate()
+            .filter_map(|(i, x)| x.deadline.map(|d| (d, i)))
+            .collect();
+        active.sort_unstable();
+        let mut want = vec![IDLE; s.len()];
+        for (rank, &(_, i)) in active.iter().enumerate() {
+            want[i] = TOP
+                .saturating_sub(u8::try_from(rank).unwrap_or(u8::MAX))
+                .max(FLOOR);
+        }
+        let mut errors = Vec::new();
+        for (x, &p) in s.iter_mut().zip(&want) {
+            if x.applied != p {
+                match os::set_sched_policy(x.tid, SchedPolicy::Fifo { priority: p }) {
+                    Ok(()) => x.applied = p,
+                    Err(e) => errors.push(e.to_string()),
+                }
+            }
+        }
+        errors
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn earlier_deadlines_get_higher_priorities_and_completion_drops_a_job() {
+        if !os::probe_capabilities().fifo {
+            eprintln!("SKIPPED: needs SCHED_FIFO");
+            return;
+        }
+        // Three threads register; the priorities are read back per thread.
+        let d = std::sync::Arc::new(EdfDispatcher::default());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let stop_rx = std::sync::Arc::new(std::sync::Mutex::new(stop_rx));
+        let threads: Vec<_> = (0..3)
+            .map(|_| {
+                let (d, tx, stop) = (
+                    std::sync::Arc::clone(&d),
+                    tx.clone(),
+                    std::sync::Arc::clone(&stop_rx),
+                );
+                std::thread::spawn(move || {
+                    let slot = d.register();
+                    tx.send((slot, os::gettid())).expect("send");
+                    let _ = stop.lock().map(|r| r.recv());
+                })
+            })
+            .collect();
+        let mut tids = [0; 3];
+        for _ in 0..3 {
+            let (slot, tid) = rx.recv().expect("registered");
+            tids[slot] = tid;
+        }
+        let prio = |slot: usize| match os::sched_policy(tids[slot]).expect("read") {
+            SchedPolicy::Fifo { priority } => priority,
+            other => panic!("{other:?}"),
+        };
+        assert!(d.release(0, 300).is_empty());
+        assert!(d.release(1, 100).is_empty());
+        assert!(d.release(2, 200).is_empty());
+        assert_eq!((prio(1), prio(2), prio(0)), (98, 97, 96));
+        // The earliest completes: the others move up; it sleeps at IDLE.
+        assert!(d.complete(1).is_empty());
+        assert_eq!((prio(2), prio(0), prio(1)), (98, 97, IDLE));
+        for _ in 0..3 {
+            let _ = stop_tx.send(());
+        }
+        for t in threads {
+            t.join().expect("thread");
+        }
+    }
+}
