@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build everything (the rtgpu binary and the Python wheel) and run the main job
-# on the bundled example: analyse it, then run it on real threads for a second.
+# on the bundled example: analyse it, simulate it beside the bounds, then run it
+# on real threads for a second.
 # Works without a GPU and without root (it then says what it degraded to).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +18,9 @@ status=$?
 set -e
 echo
 echo "analysis exit status $status (0 schedulable, 1 not schedulable, 2 invalid input)"
+
+step "rtgpu simulate examples/quickstart.toml --duration 2s (virtual time; observed beside the bounds)"
+./target/release/rtgpu simulate examples/quickstart.toml --duration "2 s" || true
 
 step "rtgpu run examples/quickstart.toml --duration 1s (real threads; CPU work)"
 set +e
