@@ -5,6 +5,7 @@ finishes with every point exactly once), resume after an interruption."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import signal
@@ -361,6 +362,57 @@ class TestCommand:
         assert out.returncode == 2 and "sets must be >= 1" in out.stderr
 
 
+class TestGpuStudies:
+    """The seed 000 and seed 004 studies' analyses on a few sets."""
+
+    def rows(self, study: ex.Study, sets: int, **at: Any) -> list[dict[str, Any]]:
+        p = next(
+            p
+            for p in study.points()
+            if p.chunk == 0 and all(p.params[k] == v for k, v in at.items())
+        )
+        p = dataclasses.replace(p, sets=sets)
+        return ex.compute_point(
+            p, study.generator_spec(p.params), study.analyses, tuple(study.axes)
+        )
+
+    def test_seed000_overhead_aware(self) -> None:
+        s = ex.load_study(ROOT / "studies" / "seed000-overheads.toml")
+        light = self.rows(s, 4, i=3, u=2.0)
+        assert [r["analysis"] for r in light] == [
+            "overhead-klmirqd",
+            "overhead-slih",
+            "overhead-pai",
+        ]
+        assert all(r["schedulable"] == 4 for r in light)
+        # Trimmed fill: the utilization is the axis value; 75 % of C of
+        # 50-60 % of the tasks counts 16 times in the effective utilization.
+        assert float(light[0]["utilization_mean"]) == pytest.approx(2.0, abs=1e-3)
+        eff = float(light[0]["effective_utilization_mean"])
+        assert 2.0 * (1 + 15 * 0.75 * 0.4) < eff < 2.0 * (1 + 15 * 0.75 * 0.7)
+        full = self.rows(s, 2, i=6, u=12.0)
+        assert all(r["schedulable"] == 0 for r in full)  # overheads on a full platform
+
+    def test_seed004_blocking_against_rho(self) -> None:
+        s = ex.load_study(ROOT / "studies" / "seed004-rho.toml")
+
+        def blocking(rho: int, locking: str) -> list[float]:
+            (r,) = self.rows(s, 3, cores=6, rho=rho, copy_locking=locking)
+            assert r["schedulable"] == ""
+            return [float(x) for x in r["blocking"].split()]
+
+        # The generator does not depend on rho or the locking, so every point
+        # of one cluster size sees the same sets: compare set by set. N^C is
+        # rho - 1 (system memory, Lemma 2) <= rho g - 1 (DGL, Lemma 3) <=
+        # rho g (rho g - 1) / 2 (nested, Lemma 4 as re-derived), and the bound
+        # grows with N^C.
+        for rho in (1, 2, 4):
+            sysmem, dgl, nested = (blocking(rho, k) for k in ("system-memory", "dgl", "nested"))
+            assert all(0 < a <= b <= c for a, b, c in zip(sysmem, dgl, nested))
+        # Nested: N^C grows quadratically in rho g, and so does the bound.
+        assert all(a < b for a, b in zip(blocking(2, "nested"), blocking(4, "nested")))
+
+
 def test_public_names() -> None:
     assert rtgpu.experiment is ex
-    assert "pdms-hpts-ds" in ex.ANALYSES and set(ex.METRICS) == {"ratio", "breakdown"}
+    assert "pdms-hpts-ds" in ex.ANALYSES and set(ex.METRICS) == {"ratio", "breakdown", "blocking"}

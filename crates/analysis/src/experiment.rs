@@ -10,13 +10,28 @@
 //! relative precision of 1e-4; C' = max(1, floor(λ·C)) keeps integer time).
 //! A test that is not monotone in λ (task splitting need not be) gets the
 //! transition point bisection converges to, as in the seed's method.
+//!
+//! GPU-aware tests read the GPU part of each generated task:
+//! - seed 000 §VII: the overhead-aware C-EDF soft test of App. B
+//!   ([`overheads::soft_test`]: Table III overheads, k-FMLP blocking per
+//!   cluster, two-pass worst fit) under SLIH, klmirqd or PAI.
+//! - seed 004 App. A: GPUSync's Theorem 3 blocking bound for every GPU-using
+//!   task of a set; the per-set sample is the largest bound (ms).
+//!
+//! CPU-only tests run the suspension-oblivious task (C includes the GPU
+//! part) of every generated task.
+
+use rtgpu_model::Overheads;
+use serde::Deserialize;
 
 use crate::edf::gedf_tardiness;
 use crate::fp;
 use crate::generate::{effective_utilization, generate, set_seed, Generated, Rng, Spec};
 use crate::global_fp::gfp_schedulable;
+use crate::gpusync::{self, CopyLocking, GpuSyncConfig, GpuSyncMaxima, GpuSyncRequest};
+use crate::overheads::{self, ClusterScheduler, ClusterSpec, GpuTaskSpec, InterruptMethod};
 use crate::partition::{is_partitionable, FitRule, Heuristic, Order, PriorityRule};
-use crate::task::Task;
+use crate::task::{Task, Time};
 
 /// A schedulability test that decides a CPU task set on `m` cores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,11 +44,17 @@ pub enum Test {
     GlobalFp,
     /// Uniprocessor exact FP RTA under DM (ignores m).
     UniprocessorDm,
+    /// Seed 000 §VII: overhead-aware C-EDF (App. B) with the method's
+    /// interrupt accounting.
+    OverheadAware(InterruptMethod),
+    /// Seed 004 App. A: GPUSync blocking bounds (Theorem 3); a sample per
+    /// set, no decision.
+    GpuSyncBlocking,
 }
 
 impl Test {
     /// The names a study file uses, and their tests.
-    pub const NAMES: [&'static str; 9] = [
+    pub const NAMES: [&'static str; 13] = [
         "pdms-hpts-ds",
         "pdms-hpts",
         "first-fit",
@@ -43,6 +64,10 @@ impl Test {
         "gedf",
         "gfp",
         "fp",
+        "overhead-slih",
+        "overhead-klmirqd",
+        "overhead-pai",
+        "gpusync",
     ];
 
     /// The test called `name` (one of [`Test::NAMES`]).
@@ -66,13 +91,56 @@ impl Test {
             "gedf" => Test::GedfTardiness,
             "gfp" => Test::GlobalFp,
             "fp" => Test::UniprocessorDm,
+            "overhead-slih" => Test::OverheadAware(InterruptMethod::Slih),
+            "overhead-klmirqd" => Test::OverheadAware(InterruptMethod::Klmirqd),
+            "overhead-pai" => Test::OverheadAware(InterruptMethod::Pai),
+            "gpusync" => Test::GpuSyncBlocking,
             _ => return None,
         })
     }
 
-    /// Whether `tasks` passes on `m` cores. `scratch` is reused space.
+    /// Whether the test decides schedulability (all but GPUSync blocking).
+    pub fn decides(self) -> bool {
+        self != Test::GpuSyncBlocking
+    }
+
+    /// Whether the test reads the GPU part of generated tasks.
+    pub fn uses_gpu(self) -> bool {
+        matches!(self, Test::OverheadAware(_) | Test::GpuSyncBlocking)
+    }
+
+    /// Whether a generated set passes on `setup`'s platform.
+    pub fn schedulable_set(
+        self,
+        set: &[Generated],
+        tasks: &[Task],
+        setup: &Setup,
+        scratch: &mut Vec<Task>,
+    ) -> bool {
+        match self {
+            Test::OverheadAware(method) => {
+                let specs = gpu_specs(set);
+                overheads::soft_test(
+                    &specs,
+                    &setup.cluster_specs(),
+                    ClusterScheduler::CEdf,
+                    method,
+                    &setup.overheads(),
+                    overheads::KfmlpBound::default(),
+                )
+                .schedulable
+            }
+            Test::GpuSyncBlocking => false,
+            cpu => cpu.schedulable(tasks, setup.cores, scratch),
+        }
+    }
+
+    /// Whether CPU `tasks` pass on `m` cores (CPU-only tests; the GPU-aware
+    /// ones need [`Test::schedulable_set`] and answer false here).
+    /// `scratch` is reused space.
     pub fn schedulable(self, tasks: &[Task], m: usize, scratch: &mut Vec<Task>) -> bool {
         match self {
+            Test::OverheadAware(_) | Test::GpuSyncBlocking => false,
             Test::Partition(h) => is_partitionable(tasks, m, h),
             Test::GedfTardiness => gedf_tardiness(tasks, m as u32).bounded,
             Test::GlobalFp | Test::UniprocessorDm => {
@@ -137,6 +205,167 @@ fn scaled_utilization(tasks: &[Task], lambda: f64) -> f64 {
         .sum()
 }
 
+/// The platform and protocol parameters of a study point (the JSON of its
+/// parameters; unknown keys are ignored, they belong to the generator).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct Setup {
+    /// CPUs in all (m).
+    pub cores: usize,
+    /// Clusters the CPUs and GPUs are split into, evenly (seed 000 §V: 2).
+    pub clusters: usize,
+    /// GPUs in all.
+    pub gpus: usize,
+    /// GPUSync tokens per GPU ρ.
+    pub rho: u32,
+    /// GPUSync peer-copy locking: "system-memory", "dgl" or "nested".
+    pub copy_locking: String,
+    /// GPUSync chunk size in bytes (0: no chunking).
+    pub chunk: u64,
+    /// Copy bandwidth in bytes per second (GPUSync L^C).
+    pub bandwidth: u64,
+    /// L^P_max: CPU time a job runs while holding a GPU token (ns).
+    pub token_cpu: Time,
+    /// "table-iii" (seed 000 Table III) or "zero".
+    pub overheads: String,
+}
+
+impl Default for Setup {
+    fn default() -> Setup {
+        Setup {
+            cores: 1,
+            clusters: 1,
+            gpus: 0,
+            rho: 1,
+            copy_locking: "system-memory".into(),
+            chunk: 0,
+            bandwidth: 6_000_000_000,
+            token_cpu: 0,
+            overheads: "table-iii".into(),
+        }
+    }
+}
+
+impl Setup {
+    /// Checks the values; the error names the parameter.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.cores == 0 || self.cores > 1 << 16 {
+            return Err(format!(
+                "cores must be between 1 and 65536, got {}",
+                self.cores
+            ));
+        }
+        if self.clusters == 0
+            || !self.cores.is_multiple_of(self.clusters)
+            || !self.gpus.is_multiple_of(self.clusters)
+        {
+            return Err(format!(
+                "clusters ({}) must divide cores ({}) and gpus ({})",
+                self.clusters, self.cores, self.gpus
+            ));
+        }
+        if self.rho == 0 {
+            return Err("rho must be at least 1".into());
+        }
+        self.copy_locking()?;
+        if self.bandwidth == 0 {
+            return Err("bandwidth must be > 0 bytes/s".into());
+        }
+        if !matches!(self.overheads.as_str(), "table-iii" | "zero") {
+            return Err(format!(
+                "overheads must be \"table-iii\" or \"zero\", got {:?}",
+                self.overheads
+            ));
+        }
+        Ok(())
+    }
+
+    fn copy_locking(&self) -> Result<CopyLocking, String> {
+        match self.copy_locking.as_str() {
+            "system-memory" => Ok(CopyLocking::SystemMemory),
+            "dgl" => Ok(CopyLocking::Dgl),
+            "nested" => Ok(CopyLocking::Nested),
+            other => Err(format!(
+                "copy_locking must be \"system-memory\", \"dgl\" or \"nested\", got {other:?}"
+            )),
+        }
+    }
+
+    fn overheads(&self) -> Overheads {
+        if self.overheads == "zero" {
+            Overheads::zero()
+        } else {
+            Overheads::default()
+        }
+    }
+
+    fn cluster_specs(&self) -> Vec<ClusterSpec> {
+        let k = self.clusters.max(1);
+        vec![
+            ClusterSpec {
+                cpus: (self.cores / k) as u32,
+                gpus: (self.gpus / k) as u32,
+            };
+            k
+        ]
+    }
+}
+
+/// Generated tasks as seed 000 App. B's accounting reads them: e_i the CPU
+/// part, the GPU critical section, η_i.
+fn gpu_specs(set: &[Generated]) -> Vec<GpuTaskSpec> {
+    set.iter()
+        .map(|g| {
+            let gpu = g.gpu.map_or(0, |u| u.time);
+            GpuTaskSpec {
+                cpu: g.task.wcet - gpu,
+                gpu,
+                period: g.task.period,
+                deadline: g.task.deadline,
+                interrupts: g.gpu.map_or(0, |u| u.eta),
+            }
+        })
+        .collect()
+}
+
+/// Seed 004 App. A for one set on one cluster of `setup.cores` CPUs and
+/// `setup.gpus` GPUs: the largest Theorem 3 bound over its GPU-using tasks
+/// (ns; 0 without any). Each task copies its bytes in ⌈d/c⌉ requests
+/// ([`gpusync::copy_requests`]) and runs η kernels, each of length
+/// (GPU time − copy time)/η; L^C_max is the longest single request
+/// (one chunk, or the largest transfer unchunked), L^E_max the longest
+/// kernel, L^P_max `setup.token_cpu`.
+pub fn gpusync_max_blocking(set: &[Generated], setup: &Setup) -> Time {
+    let cfg = GpuSyncConfig {
+        cpus: setup.cores as u32,
+        gpus: setup.gpus as u32,
+        rho: setup.rho,
+        copy_locking: setup.copy_locking().unwrap_or(CopyLocking::SystemMemory),
+    };
+    let chunk = (setup.chunk > 0).then_some(setup.chunk);
+    let mut max = GpuSyncMaxima {
+        cpu: setup.token_cpu,
+        ..GpuSyncMaxima::default()
+    };
+    let mut requests = Vec::new();
+    for u in set.iter().filter_map(|g| g.gpu) {
+        let piece = chunk.map_or(u.bytes, |c| c.min(u.bytes));
+        max.copy = max.copy.max(gpusync::transfer_time(piece, setup.bandwidth));
+        let copying = gpusync::transfer_time(u.bytes, setup.bandwidth);
+        let eta = u64::from(u.eta.max(1));
+        max.exec = max.exec.max(u.time.saturating_sub(copying).div_ceil(eta));
+        requests.push(GpuSyncRequest {
+            copy_requests: gpusync::copy_requests(&[u.bytes], chunk),
+            exec_requests: eta,
+        });
+    }
+    gpusync::total_blocking(&cfg, &requests, &max)
+        .iter()
+        .map(|b| b.total)
+        .max()
+        .unwrap_or(0)
+}
+
 /// What to compute per set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Metrics {
@@ -144,6 +373,8 @@ pub struct Metrics {
     pub ratio: bool,
     /// Record each set's breakdown utilization under each test.
     pub breakdown: bool,
+    /// Record each set's largest GPUSync blocking bound (ms).
+    pub blocking: bool,
 }
 
 /// Per test, the outcome over a batch.
@@ -154,6 +385,9 @@ pub struct TestOutcome {
     /// Breakdown utilization of each set, in set order (when
     /// `Metrics::breakdown`).
     pub breakdown: Vec<f64>,
+    /// Largest GPUSync blocking bound of each set in ms (when
+    /// `Metrics::blocking`).
+    pub blocking: Vec<f64>,
 }
 
 /// A batch of `sets` task sets and every test's outcome on them.
@@ -171,16 +405,17 @@ pub struct Batch {
 }
 
 /// Draws sets `first..first + sets` of the point seeded `seed` (set k uses
-/// [`set_seed`]`(seed, k)`) and evaluates `tests` on `m` cores.
+/// [`set_seed`]`(seed, k)`) and evaluates `tests` on `setup`'s platform.
 pub fn run_batch(
     spec: &Spec,
     seed: u64,
     first: u64,
     sets: u64,
-    m: usize,
+    setup: &Setup,
     tests: &[Test],
     metrics: Metrics,
 ) -> Batch {
+    let m = setup.cores;
     let r = spec.gpu.as_ref().map_or(1.0, |g| g.speedup);
     let mut batch = Batch {
         tests: vec![TestOutcome::default(); tests.len()],
@@ -197,11 +432,18 @@ pub fn run_batch(
         batch.utilization_sum += plain.iter().map(Task::utilization).sum::<f64>();
         batch.effective_utilization_sum += effective_utilization(&set, r);
         for (out, &test) in batch.tests.iter_mut().zip(tests) {
-            if metrics.ratio && test.schedulable(&plain, m, &mut scratch) {
+            if metrics.ratio
+                && test.decides()
+                && test.schedulable_set(&set, &plain, setup, &mut scratch)
+            {
                 out.schedulable += 1;
             }
-            if metrics.breakdown {
+            if metrics.breakdown && !test.uses_gpu() {
                 out.breakdown.push(breakdown(&plain, m, test).1);
+            }
+            if metrics.blocking && test == Test::GpuSyncBlocking {
+                out.blocking
+                    .push(gpusync_max_blocking(&set, setup) as f64 / 1e6);
             }
         }
     }
@@ -275,10 +517,15 @@ mod tests {
         let m = Metrics {
             ratio: true,
             breakdown: true,
+            blocking: false,
         };
-        let all = run_batch(&spec, 9, 0, 6, 4, &tests, m);
-        let a = run_batch(&spec, 9, 0, 3, 4, &tests, m);
-        let b = run_batch(&spec, 9, 3, 3, 4, &tests, m);
+        let setup = Setup {
+            cores: 4,
+            ..Setup::default()
+        };
+        let all = run_batch(&spec, 9, 0, 6, &setup, &tests, m);
+        let a = run_batch(&spec, 9, 0, 3, &setup, &tests, m);
+        let b = run_batch(&spec, 9, 3, 3, &setup, &tests, m);
         assert_eq!(all.sets, 6);
         let joined: Vec<f64> = a.tests[0]
             .breakdown
@@ -293,5 +540,122 @@ mod tests {
         for &x in &joined {
             assert!(x > 0.5 * 4.0 && x <= 4.0 + 1e-9, "{x}");
         }
+    }
+
+    #[test]
+    fn gpusync_blocking_by_hand() {
+        use crate::generate::GpuUse;
+        // One byte per ns. A: 1000 B, GPU 5000 ns, η = 2 (kernels 2000 ns);
+        // B: 3000 B, GPU 4000 ns, η = 1 (kernel 1000 ns). Unchunked:
+        // L^C = 3000, L^E = 2000, L^P = 0. m = 6, g = 4.
+        let set = [
+            Generated {
+                task: Task::implicit(0, 10_000, 100_000),
+                gpu: Some(GpuUse {
+                    time: 5000,
+                    bytes: 1000,
+                    eta: 2,
+                }),
+            },
+            Generated {
+                task: Task::implicit(1, 8_000, 100_000),
+                gpu: Some(GpuUse {
+                    time: 4000,
+                    bytes: 3000,
+                    eta: 1,
+                }),
+            },
+            Generated {
+                task: Task::implicit(2, 8_000, 100_000),
+                gpu: None,
+            },
+        ];
+        let setup = |rho| Setup {
+            cores: 6,
+            gpus: 4,
+            rho,
+            bandwidth: 1_000_000_000,
+            ..Setup::default()
+        };
+        // ρ = 1: N^C = N^E = 0; THT_A = 3000 + 2·2000 = 7000 (the max),
+        // token blocking (2⌈6/4⌉ − 1)·7000 = 21000, no engine blocking.
+        assert_eq!(gpusync_max_blocking(&set, &setup(1)), 21_000);
+        // ρ = 2: N^C = N^E = 1; THT_A = 2·3000 + 2·2·2000 = 14000, factor
+        // 2⌈6/8⌉ − 1 = 1; engine blocking of A = 3000 + 2·2000 = 7000:
+        // 21000. B: 14000 + 3000 + 2000 = 19000.
+        assert_eq!(gpusync_max_blocking(&set, &setup(2)), 21_000);
+        // ρ = 3: N = 2; THT_A = 3·3000 + 2·3·2000 = 21000, factor 1,
+        // engine A = 2·3000 + 2·2·2000 = 14000: 35000.
+        assert_eq!(gpusync_max_blocking(&set, &setup(3)), 35_000);
+        // Chunks of 1000 B: B makes 3 copy requests, L^C = 1000. ρ = 1:
+        // THT_A = 1000 + 4000 = 5000, THT_B = 3·1000 + 1000 = 4000: 3·5000.
+        let chunked = Setup {
+            chunk: 1000,
+            ..setup(1)
+        };
+        assert_eq!(gpusync_max_blocking(&set, &chunked), 15_000);
+        assert_eq!(gpusync_max_blocking(&set[2..], &setup(1)), 0);
+    }
+
+    #[test]
+    fn overhead_aware_tests_on_seed000_sets() {
+        use crate::generate::Gpu;
+        // Seed 000 §VII sets: U per task uniform [0.5, 0.9], 50-60 % GPU
+        // tasks spending 75 % of C on the GPU, η = 3, periods 15-60 ms;
+        // 12 CPUs and 8 GPUs in 2 clusters (seed 000 §V).
+        let spec = |total: f64, overshoot| Spec {
+            utilizations: Utilizations::Uniform {
+                lo: 0.5,
+                hi: 0.9,
+                total: Some(total),
+                n: None,
+                overshoot,
+            },
+            periods: Periods::Uniform {
+                lo: 15_000_000,
+                hi: 60_000_000,
+                granularity: 1,
+            },
+            deadline: None,
+            gpu: Some(Gpu {
+                share: [0.5, 0.6],
+                part: [0.75, 0.75],
+                data: [0, 0],
+                eta: [3, 3],
+                speedup: 16.0,
+            }),
+        };
+        let setup = Setup {
+            cores: 12,
+            clusters: 2,
+            gpus: 8,
+            ..Setup::default()
+        };
+        let tests: Vec<Test> = ["overhead-slih", "overhead-klmirqd", "overhead-pai"]
+            .iter()
+            .map(|n| Test::from_name(n).expect("known"))
+            .collect();
+        let m = Metrics {
+            ratio: true,
+            ..Metrics::default()
+        };
+        // Light sets (U <= 2 on 12 CPUs) pass under every method; sets
+        // with U > 12.5 on 12 CPUs never do (tardiness needs U <= m).
+        let light = run_batch(&spec(2.0, Overshoot::Drop), 4, 0, 20, &setup, &tests, m);
+        assert!(light.tests.iter().all(|t| t.schedulable == 20), "{light:?}");
+        let over = run_batch(&spec(12.5, Overshoot::Keep), 4, 0, 10, &setup, &tests, m);
+        assert!(over.tests.iter().all(|t| t.schedulable == 0), "{over:?}");
+        // Effective utilization at R = 16 exceeds the CPU utilization:
+        // each GPU-using task adds 15 · 0.75 · U_i.
+        assert!(light.effective_utilization_sum > 2.0 * light.utilization_sum);
+        assert!(setup.validate().is_ok());
+        let bad = Setup {
+            clusters: 5,
+            ..setup.clone()
+        };
+        assert!(bad
+            .validate()
+            .expect_err("5 does not divide 12")
+            .contains("clusters"));
     }
 }

@@ -276,6 +276,9 @@ pub enum Overshoot {
     /// Dropped: the total stays at most the target (the methodology of
     /// seed 000 §VII's reference [33]).
     Drop,
+    /// Trimmed to the remaining utilization, so the total is the target
+    /// exactly (a sweep's x value is then the set's utilization).
+    Trim,
 }
 
 /// How periods are drawn (integer nanoseconds).
@@ -610,8 +613,15 @@ fn fill(
     let mut out = Vec::new();
     let mut sum = 0.0;
     while sum <= target && out.len() < MAX_SET_TASKS {
-        let u = draw(rng);
-        if overshoot == Overshoot::Drop && sum + u > target {
+        let mut u = draw(rng);
+        if sum + u > target {
+            match overshoot {
+                Overshoot::Keep => {}
+                Overshoot::Drop => break,
+                Overshoot::Trim => u = target - sum,
+            }
+        }
+        if u <= 0.0 {
             break;
         }
         sum += u;
@@ -742,10 +752,13 @@ mod tests {
         for seed in 0..50 {
             let keep = generate(&mut Rng::new(seed), &spec(u(Overshoot::Keep), p.clone()));
             let drop = generate(&mut Rng::new(seed), &spec(u(Overshoot::Drop), p.clone()));
+            let trim = generate(&mut Rng::new(seed), &spec(u(Overshoot::Trim), p.clone()));
             let total = |s: &[Generated]| s.iter().map(|g| g.task.utilization()).sum::<f64>();
             assert!(total(&keep) > 8.0 - 0.01, "{}", total(&keep));
             assert!(total(&drop) <= 8.0 + 0.01, "{}", total(&drop));
+            assert!((total(&trim) - 8.0).abs() < 1e-3, "{}", total(&trim));
             assert_eq!(keep.len(), drop.len() + 1);
+            assert_eq!(keep.len(), trim.len());
             assert!(keep
                 .iter()
                 .all(|g| (15_000_000..=60_000_000).contains(&g.task.period)));

@@ -296,6 +296,19 @@ impl TokenAllocator {
         })
     }
 
+    /// `job` leaves the allocator, whatever its state (a client that died or
+    /// gave up): a held token is released as by [`Self::release`] (its grant
+    /// returned); a waiting request is removed from its queue.
+    pub fn cancel(&mut self, job: JobId, now: Time) -> Option<Grant> {
+        if self.held_by(job).is_some() {
+            return self.release(job, now);
+        }
+        for q in &mut self.queues {
+            q.waiting.retain(|e| e.job != job);
+        }
+        None
+    }
+
     /// The token `job` holds, if any.
     pub fn held_by(&self, job: JobId) -> Option<usize> {
         self.queues
@@ -571,5 +584,33 @@ mod tests {
         a.request(&req(2, 30, 10), 0);
         a.set_priority(2, 3);
         assert_eq!(a.inherited(1), Some(3));
+    }
+
+    #[test]
+    fn cancel_removes_a_waiter_or_releases_a_holder() {
+        let cfg = Config {
+            gpus: 1,
+            tokens_per_gpu: 1,
+            rule: QueueRule::ShortestQueue,
+            stealing: false,
+        };
+        let mut a = TokenAllocator::new(cfg, Vec::new(), CostPredictor::default());
+        let req = |job| Request {
+            job,
+            task: 0,
+            prio: 1,
+            hold: 1,
+            last_gpu: None,
+            static_gpu: 0,
+        };
+        assert!(matches!(a.request(&req(1), 0), Decision::Granted { .. }));
+        assert!(matches!(a.request(&req(2), 0), Decision::Queued { .. }));
+        assert!(matches!(a.request(&req(3), 0), Decision::Queued { .. }));
+        // Job 2 dies while waiting: it leaves the queue, nobody is granted.
+        assert_eq!(a.cancel(2, 1), None);
+        assert!(!a.is_waiting(2));
+        // The holder dies: job 3 is next, not the departed job 2.
+        assert_eq!(a.cancel(1, 2).map(|g| g.job), Some(3));
+        assert_eq!(a.holder(0), Some(3));
     }
 }

@@ -5,7 +5,7 @@
 
 use pyo3::prelude::*;
 
-use rtgpu_analysis::experiment::{run_batch, Batch, Metrics, Test};
+use rtgpu_analysis::experiment::{run_batch, Batch, Metrics, Setup, Test};
 use rtgpu_analysis::generate::{self, GpuUse, Rng, Spec};
 
 use crate::args::{bad_choice, count, value_error};
@@ -121,6 +121,12 @@ impl PyBatch {
     fn breakdown(&self) -> Vec<Vec<f64>> {
         self.0.tests.iter().map(|t| t.breakdown.clone()).collect()
     }
+    /// Per test, each set's largest GPUSync blocking bound in ms (empty
+    /// unless requested, and for tests other than "gpusync").
+    #[getter]
+    fn blocking(&self) -> Vec<Vec<f64>> {
+        self.0.tests.iter().map(|t| t.blocking.clone()).collect()
+    }
     fn __repr__(&self) -> String {
         format!(
             "Batch(sets={}, schedulable={:?})",
@@ -131,10 +137,12 @@ impl PyBatch {
 }
 
 /// Draws sets `first .. first + sets` of the point seeded `seed` and runs
-/// `tests` on `cores` cores: counts accepted sets (`ratio`) and/or records
-/// each set's breakdown utilization (`breakdown`).
+/// `tests` on the platform of `setup` (JSON: cores, clusters, gpus, rho,
+/// copy_locking, chunk, bandwidth, token_cpu, overheads; other keys are
+/// ignored): counts accepted sets (`ratio`), records each set's breakdown
+/// utilization (`breakdown`) and largest GPUSync blocking (`blocking`).
 #[pyfunction]
-#[pyo3(signature = (spec, seed, first, sets, cores, tests, ratio = true, breakdown = false))]
+#[pyo3(signature = (spec, seed, first, sets, setup, tests, ratio = true, breakdown = false, blocking = false))]
 #[allow(clippy::too_many_arguments)]
 fn experiment_batch(
     py: Python<'_>,
@@ -142,21 +150,21 @@ fn experiment_batch(
     seed: &Bound<'_, PyAny>,
     first: &Bound<'_, PyAny>,
     sets: &Bound<'_, PyAny>,
-    cores: &Bound<'_, PyAny>,
+    setup: &str,
     tests: Vec<String>,
     ratio: bool,
     breakdown: bool,
+    blocking: bool,
 ) -> PyResult<PyBatch> {
     let spec = parse_spec(spec)?;
     let seed: u64 = count(seed, "seed")?;
     let first: u64 = count(first, "first")?;
     let sets: u64 = count(sets, "sets")?;
-    let cores: usize = count(cores, "cores")?;
-    if cores == 0 || cores > 1 << 16 {
-        return Err(value_error(format!(
-            "cores must be between 1 and 65536, got {cores}"
-        )));
-    }
+    let setup: Setup =
+        serde_json::from_str(setup).map_err(|e| value_error(format!("parameters: {e}")))?;
+    setup
+        .validate()
+        .map_err(|e| value_error(format!("parameters: {e}")))?;
     if first.checked_add(sets).is_none() {
         return Err(value_error("first + sets overflows 64 bits"));
     }
@@ -164,8 +172,12 @@ fn experiment_batch(
         .iter()
         .map(|n| Test::from_name(n).ok_or_else(|| bad_choice("tests", n, &Test::NAMES)))
         .collect::<PyResult<Vec<Test>>>()?;
-    let metrics = Metrics { ratio, breakdown };
-    let batch = py.detach(|| run_batch(&spec, seed, first, sets, cores, &tests, metrics));
+    let metrics = Metrics {
+        ratio,
+        breakdown,
+        blocking,
+    };
+    let batch = py.detach(|| run_batch(&spec, seed, first, sets, &setup, &tests, metrics));
     Ok(PyBatch(batch))
 }
 

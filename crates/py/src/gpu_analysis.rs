@@ -14,6 +14,9 @@ use rtgpu_model::Overheads;
 
 use crate::args::{bad_choice, count, option_name, value_error};
 
+/// (cpu, gpu, period, deadline, interrupts) of a generated task, ns.
+type TaskTuple = (Time, Time, Time, Time, u32);
+
 /// The three k-FMLP bounds of one request (seed 000 App. A).
 #[pyclass(frozen, get_all, module = "rtgpu", name = "KfmlpBlocking")]
 pub(crate) struct PyKfmlpBlocking {
@@ -254,7 +257,7 @@ fn overheads_from(base: &str, overrides: Option<&Bound<'_, PyDict>>) -> PyResult
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn overhead_aware_test(
     py: Python<'_>,
-    tasks: Vec<(Time, Time, Time, Time, u32)>,
+    tasks: Vec<TaskTuple>,
     clusters: Vec<(u32, u32)>,
     scheduler: &str,
     method_name: &str,
@@ -330,9 +333,6 @@ pub(crate) fn effective_utilization(tasks: Vec<(Time, Time, Time)>, speedup: f64
         .collect();
     Ok(overheads::effective_utilization(&specs, speedup))
 }
-
-/// (cpu, gpu, period, deadline, interrupts) of one generated task.
-type TaskTuple = (Time, Time, Time, Time, u32);
 
 /// Seed 000 §VII random task set as (cpu, gpu, period, deadline, interrupts)
 /// tuples (defaults: Fig. 5's parameters).

@@ -97,6 +97,9 @@ struct State {
     events: Vec<Event>,
     apply_errors: Vec<String>,
     scratch: Vec<Prio>,
+    /// klmirqd: per GPU, its interrupt threads, given the highest effective
+    /// priority among the GPU's token holders (seed 000 §IV).
+    mirrors: Vec<Option<crate::klmirqd::IrqMirror>>,
 }
 
 /// The arbiter. Share it between threads with an [`Arc`].
@@ -141,6 +144,7 @@ impl Arbiter {
                 events: Vec::new(),
                 apply_errors: Vec::new(),
                 scratch: Vec::new(),
+                mirrors: Vec::new(),
             }),
             engine_locks: config.engine_locks,
             apply_priorities: config.apply_priorities,
@@ -274,6 +278,57 @@ impl Arbiter {
             });
         }
         st.scratch = bases;
+        self.update_mirrors(st);
+    }
+
+    /// Gives each GPU's interrupt threads the highest effective priority of
+    /// its token holders, or their own priority when nobody holds the GPU.
+    fn update_mirrors(&self, st: &mut State) {
+        if !self.apply_priorities || st.mirrors.is_empty() {
+            return;
+        }
+        for gpu in 0..st.mirrors.len() {
+            let owner = st
+                .jobs
+                .iter()
+                .filter(|j| j.live && j.token.is_some_and(|(g, _)| g == gpu))
+                .map(|j| j.applied)
+                .min();
+            let policy = owner.map(|p| SchedPolicy::Fifo {
+                priority: fifo_of_prio(p),
+            });
+            let result = match st.mirrors.get_mut(gpu) {
+                Some(Some(m)) => m.mirror(policy),
+                _ => Ok(()),
+            };
+            if let Err(e) = result {
+                if st.apply_errors.len() < 16 {
+                    st.apply_errors.push(format!("klmirqd mirroring: {e}"));
+                }
+            }
+        }
+    }
+
+    /// The interrupt threads the arbiter mirrors owner priorities onto.
+    pub fn irq_threads(&self) -> Vec<String> {
+        self.lock()
+            .map(|s| {
+                s.mirrors
+                    .iter()
+                    .flatten()
+                    .flat_map(|m| m.threads().iter().map(|t| t.1.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// klmirqd in user space: mirror each GPU's owner priority onto its
+    /// interrupt threads (one entry per GPU of this arbiter; `None` for a GPU
+    /// without threaded interrupts).
+    pub fn set_irq_mirrors(&self, mirrors: Vec<Option<crate::klmirqd::IrqMirror>>) {
+        if let Ok(mut st) = self.lock() {
+            st.mirrors = mirrors;
+        }
     }
 
     /// Wakes the jobs granted locks by a release.

@@ -112,6 +112,8 @@ pub struct RunOutcome {
     pub backend: Option<String>,
     /// Token and engine-lock hand-offs recorded by the arbiters.
     pub handoffs: Vec<crate::arbiter::Event>,
+    /// What the run did beyond the plan, in words (e.g. klmirqd mirroring).
+    pub notes: Vec<String>,
 }
 
 /// Why a workload cannot be run.
@@ -292,7 +294,11 @@ pub fn run(
         None
     };
     let clusters: Vec<Option<Arc<ClusterGpus>>> = if uses_gpu {
-        gpu_section::cluster_arbiters(workload, realtime)
+        let pci: Vec<Option<String>> = backend
+            .as_ref()
+            .map(|b| b.devices().iter().map(|d| d.pci_bus_id.clone()).collect())
+            .unwrap_or_default();
+        gpu_section::cluster_arbiters(workload, realtime, &pci)
             .into_iter()
             .map(|c| c.map(Arc::new))
             .collect()
@@ -300,6 +306,18 @@ pub fn run(
         Vec::new()
     };
     let bw = workload.platform.bandwidth;
+    let mut notes = Vec::new();
+    let mirrored: Vec<String> = clusters
+        .iter()
+        .flatten()
+        .flat_map(|c| c.arbiter.irq_threads())
+        .collect();
+    if !mirrored.is_empty() {
+        notes.push(format!(
+            "klmirqd: the GPU owner's priority is mirrored onto {} (seed 000 §IV)",
+            mirrored.join(", ")
+        ));
+    }
 
     let specs: Vec<TaskSpec> = workload
         .tasks
@@ -495,6 +513,7 @@ pub fn run(
         jobs,
         backend: backend.map(|b| b.name().to_string()),
         handoffs,
+        notes,
     })
 }
 

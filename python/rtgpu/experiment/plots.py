@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .results import Row, breakdowns
+from .results import Row, samples
 from .study import Plot, Study
 
 __all__ = ["plot_study"]
@@ -48,10 +48,9 @@ def _groups(study: Study, plot: Plot, rows: Sequence[Row]) -> dict[str, list[Row
     groups: dict[str, list[Row]] = {}
     for r in rows:
         label = []
-        if multi or plot.by is None:
+        if multi or not plot.by:
             label.append(r["analysis"])
-        if plot.by is not None:
-            label.append(f"{plot.by}={r[plot.by]}")
+        label += [f"{b}={r[b]}" for b in plot.by]
         groups.setdefault(", ".join(label), []).append(r)
     return groups
 
@@ -70,7 +69,7 @@ def _draw(study: Study, plot: Plot, rows: Sequence[Row]) -> Any:
     groups = _groups(study, plot, rows)
     if plot.kind == "histogram":
         for label, rs in groups.items():
-            vals = [x / _norm(study, plot, r) for r in rs for x in breakdowns([r])]
+            vals = [x / _norm(study, plot, r) for r in rs for x in samples([r], plot.metric)]
             if vals:
                 mean = sum(vals) / len(vals)
                 ax.hist(
@@ -82,7 +81,7 @@ def _draw(study: Study, plot: Plot, rows: Sequence[Row]) -> Any:
                     linewidth=1.4,
                     label=f"{label} (mean {mean:.3f}, n={len(vals)})",
                 )
-        ax.set_xlabel("breakdown utilization" + (f" / {plot.normalize}" if plot.normalize else ""))
+        ax.set_xlabel(_label(plot))
         ax.set_ylabel("probability density")
     else:
         xcol = _X_COLUMNS.get(plot.x or "", plot.x or "")
@@ -110,7 +109,7 @@ def _draw(study: Study, plot: Plot, rows: Sequence[Row]) -> Any:
                 if plot.kind == "ratio":
                     ys.append(sum(int(r["schedulable"] or 0) for r in crs) / sets)
                 else:
-                    b = [v / _norm(study, plot, r) for r in crs for v in breakdowns([r])]
+                    b = [v / _norm(study, plot, r) for r in crs for v in samples([r], plot.metric)]
                     ys.append(sum(b) / len(b) if b else float("nan"))
             ax.plot(xs, ys, marker="o", markersize=3, linewidth=1.2, label=label)
         ax.set_xlabel(plot.x or "")
@@ -118,11 +117,16 @@ def _draw(study: Study, plot: Plot, rows: Sequence[Row]) -> Any:
             ax.set_ylabel("schedulable ratio")
             ax.set_ylim(-0.02, 1.02)
         else:
-            ax.set_ylabel(
-                "mean breakdown utilization" + (f" / {plot.normalize}" if plot.normalize else "")
-            )
+            ax.set_ylabel(f"mean {_label(plot)}")
+            ax.set_yscale(plot.yscale)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(plot.title or f"{study.name}: {plot.name}", fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def _label(plot: Plot) -> str:
+    name = {"breakdown": "breakdown utilization", "blocking": "largest blocking bound (ms)"}
+    text = name.get(plot.metric, plot.metric)
+    return text + (f" / {plot.normalize}" if plot.normalize else "")

@@ -21,19 +21,26 @@ decides one generated set at a time::
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Callable, Union
 
 from .. import _rtgpu
+from .values import resolve
 
-__all__ = ["ANALYSES", "METRICS", "Analysis", "Job", "Outcome", "register"]
+__all__ = ["ANALYSES", "METRICS", "SAMPLES", "Analysis", "Job", "Outcome", "register"]
 
-METRICS = ("ratio", "breakdown")
+METRICS = ("ratio", "breakdown", "blocking")
 """Metrics in column order: ``ratio`` counts the sets an analysis accepts
 (the schedulable ratio is their share); ``breakdown`` records each set's
 breakdown utilization (Lehoczky, Sha & Ding: the utilization at which the set,
-with every C scaled by one factor, stops being schedulable)."""
+with every C scaled by one factor, stops being schedulable); ``blocking``
+records each set's largest GPUSync blocking bound in ms (seed 004 App. A)."""
+
+SAMPLES = ("breakdown", "blocking")
+"""The metrics recorded per task set (one column each, values separated by
+spaces); ``ratio`` is a count per point."""
 
 Param = Union[int, float, str, bool]
 
@@ -59,7 +66,8 @@ class Outcome:
     effective_utilization_sum: float
     tasks_sum: int
     schedulable: int | None = None
-    breakdown: list[float] = field(default_factory=list)
+    samples: Mapping[str, list[float]] = field(default_factory=dict)
+    """Per metric of :data:`SAMPLES`, one value per set in set order."""
 
 
 @dataclass(frozen=True)
@@ -83,53 +91,68 @@ def register(analysis: Analysis) -> None:
 
 
 def _native(name: str) -> Callable[[Job, tuple[str, ...]], Outcome]:
-    """A CPU schedulability test run in Rust over the whole batch."""
+    """A test run in Rust over the whole batch (crates/analysis experiment.rs)."""
 
     def run(job: Job, metrics: tuple[str, ...]) -> Outcome:
-        cores = job.params["cores"]
-        if not isinstance(cores, int) or isinstance(cores, bool):
-            raise ValueError(f"parameter cores must be an integer, got {cores!r}")
+        setup = json.dumps(resolve(dict(job.params), job.params, "parameters"))
         b = _rtgpu.experiment_batch(
             job.spec,
             job.seed,
             job.first,
             job.sets,
-            cores,
+            setup,
             [name],
             "ratio" in metrics,
             "breakdown" in metrics,
+            "blocking" in metrics,
         )
+        samples = {"breakdown": b.breakdown[0], "blocking": b.blocking[0]}
         return Outcome(
             sets=b.sets,
             utilization_sum=b.utilization_sum,
             effective_utilization_sum=b.effective_utilization_sum,
             tasks_sum=b.tasks_sum,
             schedulable=b.schedulable[0] if "ratio" in metrics else None,
-            breakdown=b.breakdown[0],
+            samples={m: samples[m] for m in metrics if m in SAMPLES},
         )
 
     return run
 
 
-_DESCRIPTIONS = {
-    "pdms-hpts-ds": "partitioned DM, task splitting, decreasing size (seed 003 Alg. 2)",
-    "pdms-hpts": "partitioned DM, task splitting, decreasing utilization (seed 003 Alg. 1)",
-    "first-fit": "partitioned DM, first fit by decreasing utilization, exact RTA per core",
-    "best-fit": "partitioned DM, best fit by decreasing utilization, exact RTA per core",
-    "worst-fit": "partitioned DM, worst fit by decreasing utilization, exact RTA per core",
-    "next-fit": "partitioned DM, next fit by decreasing utilization, exact RTA per core",
-    "gedf": "G-EDF bounded tardiness (Devi & Anderson; seed 000 Eqs. 4-5)",
-    "gfp": "global FP (DM) response-time bounds",
-    "fp": "uniprocessor exact FP RTA under DM (cores is ignored)",
+_CPU = ("ratio", "breakdown")
+_NATIVE: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
+    # name: (metrics, required parameters, description)
+    "pdms-hpts-ds": (_CPU, ("cores",), "P-FP, task splitting by decreasing size (seed 003 Alg. 2)"),
+    "pdms-hpts": (_CPU, ("cores",), "P-FP, task splitting, decreasing utilization (seed 003)"),
+    "first-fit": (_CPU, ("cores",), "P-FP, first fit by decreasing utilization, exact RTA"),
+    "best-fit": (_CPU, ("cores",), "P-FP, best fit by decreasing utilization, exact RTA"),
+    "worst-fit": (_CPU, ("cores",), "P-FP, worst fit by decreasing utilization, exact RTA"),
+    "next-fit": (_CPU, ("cores",), "P-FP, next fit by decreasing utilization, exact RTA"),
+    "gedf": (_CPU, ("cores",), "G-EDF bounded tardiness (seed 000 Eqs. 4-5)"),
+    "gfp": (_CPU, ("cores",), "global FP (DM) response-time bounds"),
+    "fp": (_CPU, ("cores",), "uniprocessor exact FP RTA under DM (cores is ignored)"),
+    "overhead-slih": (
+        ("ratio",),
+        ("cores", "clusters", "gpus"),
+        "seed 000 App. B overhead-aware C-EDF, SLIH interrupt handling",
+    ),
+    "overhead-klmirqd": (
+        ("ratio",),
+        ("cores", "clusters", "gpus"),
+        "seed 000 App. B overhead-aware C-EDF, klmirqd interrupt threads",
+    ),
+    "overhead-pai": (
+        ("ratio",),
+        ("cores", "clusters", "gpus"),
+        "seed 000 App. B overhead-aware C-EDF, PAI",
+    ),
+    "gpusync": (
+        ("blocking",),
+        ("cores", "gpus", "rho"),
+        "seed 004 App. A GPUSync blocking bound (Theorem 3), largest per set",
+    ),
 }
 
 for _name in _rtgpu.experiment_test_names():
-    register(
-        Analysis(
-            _name,
-            METRICS,
-            ("cores",),
-            _native(_name),
-            _DESCRIPTIONS.get(_name, ""),
-        )
-    )
+    _metrics, _params, _doc = _NATIVE[_name]
+    register(Analysis(_name, _metrics, _params, _native(_name), _doc))

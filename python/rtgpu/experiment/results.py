@@ -13,29 +13,34 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from .registry import SAMPLES
 from .study import Study, StudyError
 
 __all__ = ["ResultsFile", "Row", "columns", "read_rows", "summarize", "write_parquet"]
 
 Row = dict[str, str]
 
-FIXED = (
+MEASURED = (
     "analysis",
     "sets",
     "tasks_mean",
     "utilization_mean",
     "effective_utilization_mean",
     "schedulable",
-    "breakdown",
-    "seconds",
 )
 
 
+def sample_metrics(study: Study) -> tuple[str, ...]:
+    """The per-set metrics of ``study``, one column each."""
+    return tuple(m for m in SAMPLES if m in study.metrics)
+
+
 def columns(study: Study) -> list[str]:
-    """Column order: the point key, its chunk, one column per axis, then the
-    measured values. ``schedulable`` is empty without metric ratio,
-    ``breakdown`` (space-separated per-set values) without metric breakdown."""
-    return ["point", "chunk", *study.axes, *FIXED]
+    """Column order: the point key, its chunk, one column per axis, the
+    measured values, one column per per-set metric (space-separated values,
+    in set order), the compute time. ``schedulable`` is empty for an analysis
+    without metric ratio, a per-set column for one without that metric."""
+    return ["point", "chunk", *study.axes, *MEASURED, *sample_metrics(study), "seconds"]
 
 
 def read_rows(path: Path) -> list[Row]:
@@ -163,20 +168,24 @@ def summarize(study: Study, rows: Iterable[Row]) -> list[dict[str, Any]]:
         if all(r["schedulable"] for r in rs):
             s["schedulable"] = sum(int(r["schedulable"]) for r in rs)
             s["ratio"] = s["schedulable"] / sets
-        b = breakdowns(rs)
-        if b:
+        for metric in sample_metrics(study):
+            b = samples(rs, metric)
+            if not b:
+                continue
             mean = sum(b) / len(b)
-            s["breakdown_mean"] = mean
-            s["breakdown_std"] = math.sqrt(sum((x - mean) ** 2 for x in b) / len(b))
+            s[f"{metric}_mean"] = mean
+            s[f"{metric}_std"] = math.sqrt(sum((x - mean) ** 2 for x in b) / len(b))
+            s[f"{metric}_max"] = max(b)
             cores = _cores(study, rs[0])
-            if cores:
+            if metric == "breakdown" and cores:
                 s["breakdown_per_core_mean"] = mean / cores
         out.append(s)
     return out
 
 
-def breakdowns(rows: Iterable[Row]) -> list[float]:
-    return [float(x) for r in rows for x in r.get("breakdown", "").split()]
+def samples(rows: Iterable[Row], metric: str) -> list[float]:
+    """Every per-set value of ``metric`` in ``rows``."""
+    return [float(x) for r in rows for x in (r.get(metric) or "").split()]
 
 
 def _cores(study: Study, row: Row) -> float | None:
@@ -209,8 +218,9 @@ def write_parquet(study: Study) -> Path | None:
         return None
     src = study.output / "results.csv"
     path = study.output / "results.parquet"
+    text = ["point", "analysis", *sample_metrics(study)]
     opts = pacsv.ConvertOptions(
-        column_types={"point": "string", "breakdown": "string", "analysis": "string"}
+        column_types=dict.fromkeys(text, importlib.import_module("pyarrow").string())
     )
     pq.write_table(pacsv.read_csv(src, convert_options=opts), path)
     return path

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .progress import Progress
-from .registry import ANALYSES, Job
+from .registry import ANALYSES, SAMPLES, Job
 from .results import ResultsFile, read_rows, write_parquet, write_summary
 from .study import Point, Study, StudyError, _fmt
 
@@ -48,6 +48,7 @@ def compute_point(
     """Runs every analysis of a study on one point; the rows to append.
     Runs on a Dask worker (a plain function of picklable values)."""
     params = point.params
+    samples = [m for m in SAMPLES if any(m in ms for _, ms in analyses)]
     rows = []
     for name, metrics in analyses:
         start = time.perf_counter()
@@ -63,9 +64,10 @@ def compute_point(
             utilization_mean=f"{o.utilization_sum / n:.6g}",
             effective_utilization_mean=f"{o.effective_utilization_sum / n:.6g}",
             schedulable="" if o.schedulable is None else o.schedulable,
-            breakdown=" ".join(f"{x:.6g}" for x in o.breakdown),
             seconds=f"{time.perf_counter() - start:.4f}",
         )
+        for m in samples:
+            row[m] = " ".join(f"{x:.6g}" for x in o.samples.get(m, ()))
         rows.append(row)
     return rows
 

@@ -8,22 +8,21 @@ table or key at fault.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import itertools
 import json
 import math
-import operator
 import os
 import re
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import Any
 
 from .. import _rtgpu
-from .registry import ANALYSES, METRICS
+from .registry import ANALYSES, METRICS, SAMPLES
+from .values import Scalar, StudyError, resolve
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -31,8 +30,6 @@ else:  # pragma: no cover - exercised on Python < 3.11 only
     import tomli as tomllib
 
 __all__ = ["Plot", "Point", "Study", "StudyError", "load_study", "parse_study"]
-
-Scalar = Union[int, float, str, bool]
 
 PLOT_KINDS = ("ratio", "histogram", "mean")
 _TOP_KEYS = {
@@ -51,23 +48,22 @@ _TOP_KEYS = {
 }
 
 
-class StudyError(ValueError):
-    """A study file that cannot be run; the message names the file and key."""
-
-
 @dataclass(frozen=True)
 class Plot:
     """One figure: ``kind`` ratio (schedulable ratio against ``x``), mean (the
-    mean breakdown utilization against ``x``) or histogram (of the breakdown
-    utilizations), one line or histogram per analysis and per value of ``by``."""
+    mean of a per-set ``metric`` against ``x``) or histogram (of a per-set
+    ``metric``), one line or histogram per analysis and per combination of
+    the ``by`` axes; a line's points are the other axes' combinations."""
 
     name: str
     kind: str
     x: str | None = None
-    by: str | None = None
+    by: tuple[str, ...] = ()
     normalize: str | None = None
     bins: int = 40
     title: str | None = None
+    metric: str = "ratio"
+    yscale: str = "linear"
 
 
 @dataclass(frozen=True)
@@ -140,8 +136,12 @@ class Study:
         chunks = math.ceil(self.sets / self.chunk)
         for combo in self.combinations():
             base = ",".join(f"{k}={_fmt(v)}" for k, v in combo.items()) or "all"
-            seed = _seed(self.seed, base)
-            values = tuple({**self.parameters, **combo}.items())
+            params = {**self.parameters, **combo}
+            # Seeded by the generator spec the point resolves to: points
+            # that differ only in analysis parameters (rho, cores of a test)
+            # see the same task sets, so their comparison is paired.
+            seed = _seed(self.seed, self.generator_spec(params))
+            values = tuple(params.items())
             for c in range(chunks):
                 first = c * self.chunk
                 yield Point(
@@ -156,7 +156,7 @@ class Study:
     def generator_spec(self, params: Mapping[str, Scalar]) -> str:
         """The generator table with ``"= expr"`` values evaluated for
         ``params``, as the JSON the native generator reads."""
-        return json.dumps(_resolve(self.generator, params, f"{self.path}: [generator]"))
+        return json.dumps(resolve(self.generator, params, f"{self.path}: [generator]"))
 
 
 def _fmt(v: Scalar) -> str:
@@ -164,8 +164,8 @@ def _fmt(v: Scalar) -> str:
 
 
 def _seed(study_seed: int, key: str) -> int:
-    """The seed of one axis combination: independent of the chunking and of
-    the order in which points run."""
+    """The seed of the task sets of a generator spec: independent of the
+    chunking and of the order in which points run."""
     h = hashlib.blake2b(f"{study_seed}/{key}".encode(), digest_size=8).digest()
     return int.from_bytes(h, "little")
 
@@ -370,25 +370,37 @@ def _plots(raw: Any, where: str, study: Study) -> tuple[Plot, ...]:
         at = f"{where}: [[plot]] #{i + 1}"
         if not isinstance(t, dict):
             raise StudyError(f"{at}: must be a table")
-        allowed = {"name", "kind", "x", "by", "normalize", "bins", "title"}
+        allowed = {"name", "kind", "x", "by", "normalize", "bins", "title", "metric", "yscale"}
         extra = sorted(set(t) - allowed)
         if extra:
             raise StudyError(f"{at}: unknown key(s) {', '.join(extra)}")
         kind = t.get("kind")
         if kind not in PLOT_KINDS:
             raise StudyError(f"{at}: kind must be one of {', '.join(PLOT_KINDS)}, got {kind!r}")
-        need = "ratio" if kind == "ratio" else "breakdown"
+        sampled = [m for m in SAMPLES if m in study.metrics]
+        need = "ratio" if kind == "ratio" else t.get("metric", sampled[0] if sampled else None)
+        if kind != "ratio" and need not in SAMPLES:
+            raise StudyError(
+                f"{at}: metric must be one of {', '.join(SAMPLES)} for a {kind} plot, got {need!r}"
+            )
         if need not in study.metrics:
             raise StudyError(f"{at}: a {kind} plot needs an analysis with metric {need!r}")
+        yscale = t.get("yscale", "linear")
+        if yscale not in ("linear", "log"):
+            raise StudyError(f"{at}: yscale must be linear or log, got {yscale!r}")
         x = t.get("x")
         if kind != "histogram" and x not in columns:
             raise StudyError(
                 f"{at}: x must be an axis or one of utilization, effective_utilization, tasks;"
                 f" got {x!r}"
             )
-        by = t.get("by")
-        if by is not None and by not in study.axes:
-            raise StudyError(f"{at}: by must name an axis, got {by!r}")
+        by_raw = t.get("by", [])
+        by = tuple([by_raw] if isinstance(by_raw, str) else by_raw)
+        bad = [b for b in by if b not in study.axes or b == x]
+        if bad or not isinstance(by_raw, (str, list)):
+            raise StudyError(
+                f"{at}: by must name axes other than x ({', '.join(study.axes)}), got {by_raw!r}"
+            )
         norm = t.get("normalize")
         if norm is not None and norm not in {**study.parameters, **study.axes}:
             raise StudyError(f"{at}: normalize must name a numeric parameter or axis, got {norm!r}")
@@ -398,98 +410,18 @@ def _plots(raw: Any, where: str, study: Study) -> tuple[Plot, ...]:
         name = t.get("name", f"{kind}-{i + 1}")
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
             raise StudyError(f"{at}: name must be letters, digits, '.', '_' or '-'")
-        out.append(Plot(name, kind, x, by, norm, bins, t.get("title")))
+        out.append(Plot(name, kind, x, by, norm, bins, t.get("title"), need, yscale))
     return tuple(out)
 
 
 def _default_plots(study: Study) -> tuple[Plot, ...]:
     axes = list(study.axes)
     x = axes[-1] if axes else "utilization"
-    by = axes[0] if len(axes) > 1 else None
+    by = tuple(axes[:-1])
     out = []
     if "ratio" in study.metrics:
         out.append(Plot("ratio", "ratio", x, by))
-    if "breakdown" in study.metrics:
-        out.append(Plot("breakdown", "histogram", None, axes[0] if axes else None))
+    for m in SAMPLES:
+        if m in study.metrics:
+            out.append(Plot(m, "histogram", None, tuple(axes), metric=m))
     return tuple(out)
-
-
-# Generator values: a string "= expr" is an arithmetic expression over the
-# point's parameters (+ - * / // % **, parentheses, numbers, names), and a
-# string with a unit is a duration ("100 us") or a size ("2 MiB").
-_OPS: dict[type, Callable[..., Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-    ast.USub: operator.neg,
-    ast.UAdd: operator.pos,
-}
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|kB|KB|MB|GB)\s*$")
-_SIZE_UNITS = {
-    "B": 1,
-    "KiB": 1 << 10,
-    "MiB": 1 << 20,
-    "GiB": 1 << 30,
-    "kB": 1000,
-    "KB": 1000,
-    "MB": 10**6,
-    "GB": 10**9,
-}
-
-
-def evaluate(expr: str, params: Mapping[str, Scalar], where: str) -> int | float:
-    """Evaluate an arithmetic expression over ``params`` safely."""
-
-    def ev(node: ast.AST) -> Any:
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-            return node.value
-        if isinstance(node, ast.Name):
-            if node.id not in params:
-                raise StudyError(
-                    f"{where}: unknown name {node.id!r} in {expr!r}; parameters and axes: "
-                    + ", ".join(sorted(params))
-                )
-            return params[node.id]
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](ev(node.left), ev(node.right))
-        if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](ev(node.operand))
-        raise StudyError(f"{where}: only arithmetic on numbers and names is allowed in {expr!r}")
-
-    try:
-        tree = ast.parse(expr, mode="eval")
-    except SyntaxError:
-        raise StudyError(f"{where}: cannot parse expression {expr!r}") from None
-    try:
-        v = ev(tree)
-    except (ZeroDivisionError, TypeError, OverflowError) as e:
-        raise StudyError(f"{where}: {expr!r}: {e}") from None
-    if not isinstance(v, (int, float)) or isinstance(v, bool):
-        raise StudyError(f"{where}: {expr!r} is not a number")
-    return v
-
-
-def _resolve(value: Any, params: Mapping[str, Scalar], where: str) -> Any:
-    if isinstance(value, dict):
-        return {k: _resolve(v, params, f"{where} {k}") for k, v in value.items()}
-    if isinstance(value, list):
-        return [_resolve(v, params, where) for v in value]
-    if isinstance(value, str):
-        s = value.strip()
-        if s.startswith("="):
-            return evaluate(s[1:].strip(), params, where)
-        m = _SIZE.match(s)
-        if m:
-            return int(float(m.group(1)) * _SIZE_UNITS[m.group(2)])
-        if s and s[0].isdigit():
-            try:
-                return _rtgpu.parse_duration(s)
-            except ValueError as e:
-                raise StudyError(f"{where}: {e}") from None
-    return value
