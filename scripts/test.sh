@@ -10,6 +10,16 @@ export CARGO_TERM_COLOR=never
 step "toolchain"
 cargo --version
 python3 --version
+# The C API's tests compile a C client and read a pkg-config file.
+if ! command -v cc >/dev/null || ! command -v pkg-config >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        apt-get update -qq && apt-get install -y -qq gcc pkg-config >/dev/null
+    else
+        echo "the C API tests need a C compiler (cc) and pkg-config" >&2
+        exit 1
+    fi
+fi
+cc --version | head -n 1
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -22,8 +32,8 @@ cargo test --workspace --quiet
 
 step "Python package"
 build_wheel
-.venv/bin/ruff check python tests/python
-.venv/bin/ruff format --check python tests/python
+.venv/bin/ruff check python tests/python bench/python
+.venv/bin/ruff format --check python tests/python bench/python
 .venv/bin/python -m pytest -q tests/python
 
 step "all tests passed"
