@@ -15,7 +15,8 @@ from simso.core import Model
 
 
 def main() -> None:
-    spec = json.load(open(sys.argv[1]))
+    with open(sys.argv[1]) as f:
+        spec = json.load(f)
     cfg = Configuration()
     cfg.duration = int(spec["duration_ms"] * cfg.cycles_per_ms)
     for i, t in enumerate(spec["tasks"]):
@@ -35,9 +36,7 @@ def main() -> None:
     start = time.perf_counter()
     model.run_model()
     wall = time.perf_counter() - start
-    jobs = sum(
-        1 for task in model.results.tasks for j in task.jobs if j.end_date is not None
-    )
+    jobs = sum(1 for task in model.results.tasks for j in task.jobs if j.end_date is not None)
     print(json.dumps({"jobs": jobs, "wall_s": wall, "jobs_per_s": jobs / wall}))
 
 
