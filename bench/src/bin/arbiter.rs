@@ -192,6 +192,33 @@ fn contended_futex(iters: usize, cpus: (usize, usize), rt: bool) -> Vec<u64> {
     waiter.join().expect("waiter")
 }
 
+/// One emulated GPU with two copy engines on a 6 GB/s bus.
+fn one_emulated_gpu() -> Arc<EmulatedBackend> {
+    Arc::new(
+        EmulatedBackend::new(&EmulatedConfig {
+            gpus: vec![EmulatedGpu {
+                name: "g".into(),
+                copy_engines: 2,
+                bus: 0,
+            }],
+            host_to_device: 6_000_000_000,
+            device_to_host: 6_000_000_000,
+            peer: 5_000_000_000,
+        })
+        .expect("backend"),
+    )
+}
+
+/// Step `op` of a GPU job: 0 copy in, 1 the 1 ms kernel, 2 copy out.
+fn gpu_op(b: &EmulatedBackend, op: usize) {
+    match op {
+        0 => b.copy(0, CopyDir::HostToDevice, 64 << 10),
+        1 => b.kernel(0, 1_000_000),
+        _ => b.copy(0, CopyDir::DeviceToHost, 64 << 10),
+    }
+    .expect("gpu op");
+}
+
 /// CPU time one empty `thread_cpu_time()` bracket reports (the clock
 /// read's own cost, a system call), subtracted from the measured calls.
 fn bracket_cost() -> f64 {
@@ -208,19 +235,7 @@ fn bracket_cost() -> f64 {
 /// time in arbiter calls per job, less the clock reads' own cost, and the
 /// mean job wall time).
 fn overhead(tasks: usize, jobs_per_task: usize) -> (usize, f64, f64) {
-    let backend = Arc::new(
-        EmulatedBackend::new(&EmulatedConfig {
-            gpus: vec![EmulatedGpu {
-                name: "g".into(),
-                copy_engines: 2,
-                bus: 0,
-            }],
-            host_to_device: 6_000_000_000,
-            device_to_host: 6_000_000_000,
-            peer: 5_000_000_000,
-        })
-        .expect("backend"),
-    );
+    let backend = one_emulated_gpu();
     let arb = arbiter(1, 2);
     let threads: Vec<_> = (0..tasks)
         .map(|t| {
@@ -244,12 +259,7 @@ fn overhead(tasks: usize, jobs_per_task: usize) -> (usize, f64, f64) {
                     {
                         let mut g = None;
                         timed(&mut || g = Some(tok.engine(engine).expect("lock")));
-                        match op {
-                            0 => backend.copy(0, CopyDir::HostToDevice, 64 << 10),
-                            1 => backend.kernel(0, 1_000_000),
-                            _ => backend.copy(0, CopyDir::DeviceToHost, 64 << 10),
-                        }
-                        .expect("gpu op");
+                        gpu_op(&backend, op);
                         timed(&mut || drop(g.take()));
                     }
                     let mut tok = Some(tok);
@@ -278,33 +288,13 @@ fn overhead(tasks: usize, jobs_per_task: usize) -> (usize, f64, f64) {
 /// directly (the backend's engines still serialise them): seed 001's way of
 /// measuring scheduling overhead, as the difference with and without.
 fn whole_job_cpu(tasks: usize, jobs_per_task: usize, arbitrated: bool) -> f64 {
-    let backend = Arc::new(
-        EmulatedBackend::new(&EmulatedConfig {
-            gpus: vec![EmulatedGpu {
-                name: "g".into(),
-                copy_engines: 2,
-                bus: 0,
-            }],
-            host_to_device: 6_000_000_000,
-            device_to_host: 6_000_000_000,
-            peer: 5_000_000_000,
-        })
-        .expect("backend"),
-    );
+    let backend = one_emulated_gpu();
     let arb = arbiter(1, 2);
     let threads: Vec<_> = (0..tasks)
         .map(|t| {
             let (arb, backend) = (Arc::clone(&arb), Arc::clone(&backend));
             std::thread::spawn(move || {
                 let c = arb.register(10 + t as u8).expect("register");
-                let ops = |b: &EmulatedBackend, op: usize| {
-                    match op {
-                        0 => b.copy(0, CopyDir::HostToDevice, 64 << 10),
-                        1 => b.kernel(0, 1_000_000),
-                        _ => b.copy(0, CopyDir::DeviceToHost, 64 << 10),
-                    }
-                    .expect("gpu op");
-                };
                 let c0 = thread_cpu_time();
                 for _ in 0..jobs_per_task {
                     if arbitrated {
@@ -313,11 +303,11 @@ fn whole_job_cpu(tasks: usize, jobs_per_task: usize, arbitrated: bool) -> f64 {
                             [(Engine::CopyIn, 0), (Engine::Exec, 1), (Engine::CopyOut, 2)]
                         {
                             let _g = tok.engine(engine).expect("lock");
-                            ops(&backend, op);
+                            gpu_op(&backend, op);
                         }
                     } else {
                         for op in 0..3 {
-                            ops(&backend, op);
+                            gpu_op(&backend, op);
                         }
                     }
                 }

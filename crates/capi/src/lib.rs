@@ -19,7 +19,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use rtgpu_runtime::arbiter::{
-    Arbiter, ArbiterConfig, Client, Engine, EngineGuard, QueueRule, TokenConfig, TokenGuard,
+    self, Arbiter, ArbiterConfig, Client, Engine, EngineGuard, TokenConfig, TokenGuard, ALLOCATORS,
 };
 
 /// `rtgpu_arbiter` in C.
@@ -86,17 +86,12 @@ pub unsafe extern "C" fn rtgpu_arbiter_new(
                 .to_string_lossy()
                 .into_owned()
         };
-        let (rule, stealing) = match name.as_str() {
-            "gpusync" => (QueueRule::EarliestCompletion, false),
-            "shortest-queue" => (QueueRule::ShortestQueue, false),
-            "k-fmlp" => (QueueRule::LAware, true),
-            "static" => (QueueRule::Static, false),
-            other => {
-                return Err(format!(
-                "unknown allocator {other:?}: expected gpusync, shortest-queue, k-fmlp or static"
-            ))
-            }
-        };
+        let (rule, stealing) = arbiter::allocator(&name).ok_or_else(|| {
+            format!(
+                "unknown allocator {name:?}: expected one of {}",
+                ALLOCATORS.join(", ")
+            )
+        })?;
         if gpus == 0 {
             return Err("gpus must be at least 1".to_string());
         }

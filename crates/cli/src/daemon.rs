@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use rtgpu_runtime::arbiter::{ArbiterConfig, QueueRule, TokenConfig};
+use rtgpu_runtime::arbiter::{ArbiterConfig, TokenConfig};
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -22,17 +22,13 @@ pub struct Options<'a> {
 }
 
 pub fn run(o: &Options) -> ExitCode {
-    let (rule, stealing) = match o.allocator {
-        "gpusync" => (QueueRule::EarliestCompletion, false),
-        "shortest-queue" => (QueueRule::ShortestQueue, false),
-        "k-fmlp" => (QueueRule::LAware, true),
-        "static" => (QueueRule::Static, false),
-        other => {
-            eprintln!(
-                "rtgpu: --allocator {other:?}: expected gpusync, shortest-queue, k-fmlp or static"
-            );
-            return ExitCode::from(2);
-        }
+    let Some((rule, stealing)) = rtgpu_runtime::arbiter::allocator(o.allocator) else {
+        eprintln!(
+            "rtgpu: --allocator {:?}: expected one of {}",
+            o.allocator,
+            rtgpu_runtime::arbiter::ALLOCATORS.join(", ")
+        );
+        return ExitCode::from(2);
     };
     if o.gpus == 0 || !(1..=2).contains(&o.copy_engines) || o.tokens_per_gpu == 0 {
         eprintln!("rtgpu: --gpus and --tokens-per-gpu must be at least 1, --copy-engines 1 or 2");

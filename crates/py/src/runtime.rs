@@ -25,8 +25,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use rtgpu_runtime::arbiter::{
-    Arbiter, ArbiterConfig, Client, Engine, EngineGuard, EventKind, QueueRule, TokenConfig,
-    TokenGuard,
+    Arbiter, ArbiterConfig, Client, Engine, EngineGuard, EventKind, TokenConfig, TokenGuard,
 };
 
 use crate::args::{bad_choice, value_error};
@@ -68,19 +67,9 @@ impl PyArbiter {
         if tokens_per_gpu == 0 {
             return Err(value_error("tokens_per_gpu must be at least 1"));
         }
-        let (rule, stealing) = match allocator {
-            "gpusync" => (QueueRule::EarliestCompletion, false),
-            "shortest-queue" => (QueueRule::ShortestQueue, false),
-            "k-fmlp" => (QueueRule::LAware, true),
-            "static" => (QueueRule::Static, false),
-            other => {
-                return Err(bad_choice(
-                    "allocator",
-                    other,
-                    &["gpusync", "shortest-queue", "k-fmlp", "static"],
-                ))
-            }
-        };
+        let (rule, stealing) = rtgpu_runtime::arbiter::allocator(allocator).ok_or_else(|| {
+            bad_choice("allocator", allocator, &rtgpu_runtime::arbiter::ALLOCATORS)
+        })?;
         let inner = Arbiter::new(&ArbiterConfig {
             copy_engines: vec![copy_engines; gpus],
             tokens: TokenConfig {
@@ -201,6 +190,14 @@ fn poisoned<T>(_: T) -> PyErr {
     runtime_error("a guard's lock was poisoned by a panicking thread")
 }
 
+/// `__exit__` of a token or an engine lock: drops what is held (the
+/// release may wake another thread, so without the GIL).
+fn release_held<T: Send>(py: Python<'_>, held: &Mutex<Option<T>>) -> PyResult<bool> {
+    let g = held.lock().map_err(poisoned)?.take();
+    py.detach(move || drop(g));
+    Ok(false)
+}
+
 impl PyToken {
     fn held(&self) -> PyResult<Arc<TokenGuard>> {
         let g = self.guard.lock().map_err(poisoned)?;
@@ -238,9 +235,7 @@ impl PyToken {
 
     #[pyo3(signature = (*_args))]
     fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> PyResult<bool> {
-        let g = self.guard.lock().map_err(poisoned)?.take();
-        py.detach(move || drop(g));
-        Ok(false)
+        release_held(py, &self.guard)
     }
 
     /// The GPU the held token is for.
@@ -303,9 +298,7 @@ impl PyEngine {
 
     #[pyo3(signature = (*_args))]
     fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> PyResult<bool> {
-        let g = self.guard.lock().map_err(poisoned)?.take();
-        py.detach(move || drop(g));
-        Ok(false)
+        release_held(py, &self.guard)
     }
 }
 

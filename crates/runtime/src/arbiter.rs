@@ -118,6 +118,23 @@ pub enum ArbiterError {
     AlreadyHolds(JobId),
 }
 
+/// The allocator names of the client APIs (Python, C, `rtgpu daemon`) and
+/// their queue rule and request stealing: `gpusync` (earliest estimated
+/// completion, seed 004 §4.2), `shortest-queue` (R²DGLP's own choice),
+/// `k-fmlp` (l-aware R1 with R3 stealing, seed 000 App. A), `static`.
+pub const ALLOCATORS: [&str; 4] = ["gpusync", "shortest-queue", "k-fmlp", "static"];
+
+/// The queue rule and stealing of an allocator name of [`ALLOCATORS`].
+pub fn allocator(name: &str) -> Option<(QueueRule, bool)> {
+    match name {
+        "gpusync" => Some((QueueRule::EarliestCompletion, false)),
+        "shortest-queue" => Some((QueueRule::ShortestQueue, false)),
+        "k-fmlp" => Some((QueueRule::LAware, true)),
+        "static" => Some((QueueRule::Static, false)),
+        _ => None,
+    }
+}
+
 /// Priority key of the policy core (smaller = more urgent) for a SCHED_FIFO
 /// priority (larger = more urgent).
 pub fn prio_of_fifo(fifo: u8) -> Prio {
