@@ -141,6 +141,19 @@ pub fn prio_of_fifo(fifo: u8) -> Prio {
     Prio::from(100 - fifo.min(99))
 }
 
+/// The policy a client thread runs under: its own while it inherits
+/// nothing (effective priority = its base), otherwise SCHED_FIFO at the
+/// inherited priority (seed 004 §4.2).
+pub(crate) fn inherited_policy(effective: Prio, base: Prio, own: SchedPolicy) -> SchedPolicy {
+    if effective == base {
+        own
+    } else {
+        SchedPolicy::Fifo {
+            priority: fifo_of_prio(effective),
+        }
+    }
+}
+
 /// The SCHED_FIFO priority of a policy-core key (clamped to 1..=99).
 pub fn fifo_of_prio(p: Prio) -> u8 {
     (100 - p.clamp(1, 99)) as u8
@@ -278,11 +291,7 @@ impl Arbiter {
                 continue;
             }
             let fifo = fifo_of_prio(eff);
-            let policy = if eff == st.jobs[j].base {
-                st.jobs[j].own_policy
-            } else {
-                SchedPolicy::Fifo { priority: fifo }
-            };
+            let policy = inherited_policy(eff, st.jobs[j].base, st.jobs[j].own_policy);
             if let Err(e) = os::set_sched_policy(st.jobs[j].tid, policy) {
                 if st.apply_errors.len() < 16 {
                     st.apply_errors.push(e.to_string());

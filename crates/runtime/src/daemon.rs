@@ -32,7 +32,7 @@ use rtgpu_policy::predictor::CostPredictor;
 use rtgpu_policy::token::{self, Decision, TokenAllocator};
 use rtgpu_policy::{JobId, Prio};
 
-use crate::arbiter::{fifo_of_prio, prio_of_fifo, ArbiterConfig, Engine};
+use crate::arbiter::{inherited_policy, prio_of_fifo, ArbiterConfig, Engine};
 use crate::os::{self, monotonic_now, Nanos, SchedPolicy};
 
 const MSG: usize = 32;
@@ -459,13 +459,8 @@ fn update_priorities(core: &mut Core) {
         }
         x.applied = eff;
         if core.apply_priorities {
-            let policy = if eff == x.base {
-                x.own_policy.unwrap_or(SchedPolicy::Other { nice: 0 })
-            } else {
-                SchedPolicy::Fifo {
-                    priority: fifo_of_prio(eff),
-                }
-            };
+            let own = x.own_policy.unwrap_or(SchedPolicy::Other { nice: 0 });
+            let policy = inherited_policy(eff, x.base, own);
             let _ = os::set_sched_policy(x.tid, policy);
         }
     }
