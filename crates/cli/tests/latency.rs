@@ -211,6 +211,10 @@ fn exported_overheads_feed_analyze() {
             .as_u64()
             .expect("ticks charge")
     };
+    // quickstart.toml has `base = "zero"` overheads; with the measured ones
+    // analyze charges them (seed 000 App. B): the 33 us ticks and 128 us
+    // release latencies push the tight quickstart (88 % of 4 cores, tasks
+    // with zero slack) over the edge.
     let plain = rtgpu(&["analyze", "--json", &example("quickstart.toml")]);
     let with = rtgpu(&[
         "analyze",
@@ -221,6 +225,14 @@ fn exported_overheads_feed_analyze() {
     ]);
     assert_eq!(ticks(&plain), 0);
     assert_eq!(ticks(&with), 33_000);
+    assert_eq!(plain.status.code(), Some(0));
+    assert_eq!(with.status.code(), Some(1), "{}", out(&with));
+    assert!(out(&plain).contains("costs inflated with zero overheads"));
+    assert!(
+        out(&with).contains("costs inflated with the workload's [overheads]"),
+        "{}",
+        out(&with)
+    );
     // A bad overheads file: exit 2, file:line:column and field.
     std::fs::write(&oh, "[overheads]\nth = 5\n").expect("write");
     let bad = rtgpu(&[
