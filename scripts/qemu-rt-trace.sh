@@ -60,6 +60,18 @@ ird=$(mktemp -d)
 trap 'rm -rf "$ird"' EXIT
 mkdir -p "$ird"/{bin,proc,sys,dev,tmp}
 cp "$busybox" "$ird/bin/busybox"
+# cyclictest and rtla (Debian rt-tests, rtla), with their libraries, when
+# the host has them: compared with our report over the same run.
+for tool in cyclictest rtla; do
+    p=$(command -v $tool || true)
+    [ -n "$p" ] || continue
+    mkdir -p "$ird/usr/bin"
+    cp "$p" "$ird/usr/bin/"
+    for lib in $(ldd "$p" 2>/dev/null | grep -o '/[^ ]*'); do
+        mkdir -p "$ird$(dirname "$lib")"
+        cp -L "$lib" "$ird$lib"
+    done
+done
 cat >"$ird/init" <<INIT
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -83,18 +95,38 @@ for e in irq/irq_handler_entry irq/irq_handler_exit irq/softirq_entry irq/softir
 done
 echo 1000 > \$T/osnoise/timerlat_period_us 2>/dev/null
 echo timerlat > \$T/current_tracer
-# load: two busy shells and a copy loop
+export PATH=/bin:/usr/bin
+# load: two busy shells and a copy loop; cyclictest over the same interval
 ( while :; do :; done ) & b1=\$!
 ( while :; do dd if=/dev/zero of=/tmp/f bs=64k count=64 2>/dev/null; done ) & b2=\$!
+ct=
+if [ -x /usr/bin/cyclictest ]; then
+    cyclictest -q -t2 -a -p95 -i1000 -m -D$secs > /tmp/cyclictest.txt 2>&1 & ct=\$!
+fi
 sleep $secs
 echo 0 > \$T/tracing_on
+[ -n "\$ct" ] && wait \$ct
+cat \$T/trace > /tmp/trace.txt
+stats=\$(for c in \$T/per_cpu/cpu*; do echo "\$c"; cat \$c/stats; done)
+# rtla timerlat, same load, the same length, after our run (the timerlat
+# tracer serves one user at a time on 6.1)
+echo nop > \$T/current_tracer
+if [ -x /usr/bin/rtla ]; then
+    rtla timerlat top -q -d ${secs}s > /tmp/rtla.txt 2>&1
+fi
 kill \$b1 \$b2
 echo ===RTGPU-TRACE-BEGIN===
-cat \$T/trace | gzip -c | base64
+gzip -c /tmp/trace.txt | base64
 echo ===RTGPU-TRACE-END===
 echo ===RTGPU-STATS-BEGIN===
-for c in \$T/per_cpu/cpu*; do echo "\$c"; cat \$c/stats; done
+echo "\$stats"
 echo ===RTGPU-STATS-END===
+echo ===RTGPU-CYCLICTEST-BEGIN===
+cat /tmp/cyclictest.txt 2>/dev/null
+echo ===RTGPU-CYCLICTEST-END===
+echo ===RTGPU-RTLA-BEGIN===
+cat /tmp/rtla.txt 2>/dev/null
+echo ===RTGPU-RTLA-END===
 uname -a
 poweroff -f
 INIT
@@ -109,4 +141,8 @@ timeout ${RTGPU_QEMU_TIMEOUT:-300} qemu-system-x86_64 -accel tcg,thread=multi -c
 tr -d '\r' <"$console" | sed -n '/===RTGPU-TRACE-BEGIN===/,/===RTGPU-TRACE-END===/p' | sed '1d;$d' \
     | base64 -d | gunzip -c >"$out" || { echo "qemu-rt-trace: no trace in the console output ($console)" >&2; exit 1; }
 tr -d '\r' <"$console" | sed -n '/===RTGPU-STATS-BEGIN===/,/===RTGPU-STATS-END===/p' | sed '1d;$d' >"$out.stats"
+for part in CYCLICTEST RTLA; do
+    tr -d '\r' <"$console" | sed -n "/===RTGPU-$part-BEGIN===/,/===RTGPU-$part-END===/p" | sed '1d;$d' \
+        >"$out.$(echo $part | tr A-Z a-z).txt"
+done
 echo "qemu-rt-trace: $(wc -l <"$out") lines from $(basename "$kernel") in $out (buffer stats in $out.stats)"

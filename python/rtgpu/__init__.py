@@ -21,7 +21,9 @@ Task sets built in code::
 Modules: :mod:`rtgpu.fp` (uniprocessor fixed priority), :mod:`rtgpu.edf`,
 :mod:`rtgpu.global_fp`, :mod:`rtgpu.bounds` (seed 003 bounds),
 :mod:`rtgpu.generate` (random task sets), :mod:`rtgpu.gpu_analysis`
-(k-FMLP / GPUSync blocking, overhead-aware tests).
+(k-FMLP / GPUSync blocking, overhead-aware tests), :mod:`rtgpu.runtime`
+(the GPU arbiter for your own threads: tokens and engine locks in ``with``
+blocks).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import os
 from collections.abc import Iterable
 from typing import Literal
 
-from . import _rtgpu, bounds, edf, fp, generate, global_fp, gpu_analysis
+from . import _rtgpu, bounds, edf, fp, generate, global_fp, gpu_analysis, runtime
 from ._enums import TaskVerdict, Verdict
 from ._errors import Diagnostic, WorkloadError
 from ._rtgpu import (
@@ -91,6 +93,7 @@ __all__ = [
     "parse_duration",
     "parse_workload",
     "partition",
+    "runtime",
 ]
 
 Heuristic = Literal["pdms-hpts-ds", "pdms-hpts", "first-fit", "best-fit", "worst-fit", "next-fit"]

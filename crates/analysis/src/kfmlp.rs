@@ -68,8 +68,10 @@ pub struct ExactBound {
 /// Equivalently the max-min partition ("machine covering") of `others` into
 /// `k` bins. Solved by depth-first branch and bound: lengths in decreasing
 /// order, bins kept sorted so that equal bins are tried once (symmetry), and
-/// a branch cut when ⌊(assigned + remaining)/k⌋ — or the load the smallest
-/// bins can still reach — cannot beat the best found. Gives up after
+/// a branch cut when, for some j, the j least-loaded bins plus everything
+/// not yet placed cannot average above the best found; bins already at
+/// ⌊Σ/k⌋ count as one choice (no answer exceeds it); the search stops at
+/// ⌊Σ/k⌋. Gives up after
 /// [`EXACT_NODE_LIMIT`] nodes and then returns Theorem 1 with `exact =
 /// false`.
 pub fn exact_bound(others: &[Time], k: u32) -> ExactBound {
@@ -118,16 +120,15 @@ pub fn exact_bound_with_limit(others: &[Time], k: u32, node_limit: u64) -> Exact
     let mut s = Search {
         items: &items,
         suffix: &suffix,
-        bins: vec![0; k],
+        k,
+        levels: vec![0; (items.len() + 1) * k],
         best: greedy.iter().copied().min().unwrap_or(0),
+        ceiling: suffix[0] / k as u128,
         nodes: 0,
         limit: node_limit,
         aborted: false,
     };
-    let upper = suffix[0] / k as u128;
-    if s.best < upper {
-        s.go(0);
-    }
+    s.go(0);
     if s.aborted {
         return fallback(s.nodes);
     }
@@ -141,8 +142,13 @@ pub fn exact_bound_with_limit(others: &[Time], k: u32, node_limit: u64) -> Exact
 struct Search<'a> {
     items: &'a [u128],
     suffix: &'a [u128],
-    bins: Vec<u128>,
+    k: usize,
+    /// Level i (i·k .. (i+1)·k) holds the bin loads after i items, sorted
+    /// ascending; preallocated so the search does not allocate.
+    levels: Vec<u128>,
     best: u128,
+    /// ⌊S/k⌋: nothing can beat it, so the search stops there.
+    ceiling: u128,
     nodes: u64,
     limit: u64,
     aborted: bool,
@@ -150,7 +156,7 @@ struct Search<'a> {
 
 impl Search<'_> {
     fn go(&mut self, i: usize) {
-        if self.aborted {
+        if self.aborted || self.best >= self.ceiling {
             return;
         }
         self.nodes += 1;
@@ -158,38 +164,49 @@ impl Search<'_> {
             self.aborted = true;
             return;
         }
-        let k = self.bins.len();
+        let k = self.k;
+        let (lo, hi) = (i * k, (i + 1) * k);
         if i == self.items.len() {
-            let min = self.bins.iter().copied().min().unwrap_or(0);
-            self.best = self.best.max(min);
+            self.best = self.best.max(self.levels[lo]);
             return;
         }
-        // Upper bound 1: the remaining total spread perfectly.
-        let assigned: u128 = self.bins.iter().sum();
-        if (assigned + self.suffix[i]) / k as u128 <= self.best {
-            return;
-        }
-        // Upper bound 2: the smallest bin can get at most all the rest.
-        let min = self.bins.iter().copied().min().unwrap_or(0);
-        if min + self.suffix[i] <= self.best {
-            return;
+        // Upper bound: the j least-loaded bins can together receive at most
+        // everything not yet placed, so the final minimum is at most
+        // (their load + the rest) / j, for every j.
+        let rest = self.suffix[i];
+        let mut prefix = 0u128;
+        for j in 0..k {
+            prefix += self.levels[lo + j];
+            // ⌊(prefix + rest)/(j+1)⌋ ≤ best ⇔ prefix + rest < (best+1)(j+1);
+            // multiplication instead of a 128-bit division.
+            if prefix + rest < (self.best + 1) * (j as u128 + 1) {
+                return;
+            }
         }
         let x = self.items[i];
-        // Try the least-loaded bins first (what the optimum tends to do);
-        // skip bins with a load already tried (symmetry).
-        let mut order: Vec<usize> = (0..k).collect();
-        order.sort_by_key(|&b| self.bins[b]);
-        let mut tried: Vec<u128> = Vec::with_capacity(k);
-        for b in order {
-            let load = self.bins[b];
-            if tried.contains(&load) {
+        // Least-loaded bins first; equal loads are adjacent (sorted) and
+        // tried once (symmetry). A bin already at ⌊S/k⌋ (closed) can never
+        // be the minimum that matters, since no answer exceeds ⌊S/k⌋, so all
+        // closed bins are one choice: the item goes to the fullest bin.
+        // (Closing at the best found so far instead would be wrong: the best
+        // grows during the search and would reopen such bins.)
+        let target = self.ceiling;
+        for b in 0..k {
+            let load = self.levels[lo + b];
+            if b > 0 && load == self.levels[lo + b - 1] {
                 continue;
             }
-            tried.push(load);
-            self.bins[b] += x;
+            let b = if load >= target { k - 1 } else { b };
+            self.levels.copy_within(lo..hi, hi);
+            // Add x to bin b of the child and restore the order.
+            let mut p = hi + b;
+            self.levels[p] += x;
+            while p + 1 < hi + k && self.levels[p] > self.levels[p + 1] {
+                self.levels.swap(p, p + 1);
+                p += 1;
+            }
             self.go(i + 1);
-            self.bins[b] -= x;
-            if self.aborted {
+            if self.aborted || self.best >= self.ceiling || load >= target {
                 return;
             }
         }
@@ -291,6 +308,9 @@ mod tests {
         assert_eq!(exact_bound(&[10, 20], 3).bound, 0);
         // 4,4,3,3,2 on two queues: {4,4} {3,3,2} → 8.
         assert_eq!(exact_bound(&[4, 4, 3, 3, 2], 2).bound, 8);
+        // Found by the property test against an earlier pruning rule:
+        // {32, 19} {23, 12, 11, 1} → 47 (⌊98/2⌋ = 49 is not reachable).
+        assert_eq!(exact_bound(&[1, 11, 19, 32, 12, 23], 2).bound, 47);
     }
 
     #[test]

@@ -42,7 +42,9 @@ pub enum Verdict {
     /// (soft real time under EDF; see [`Report::soft`]).
     Schedulable,
     NotSchedulable,
-    /// The workload has parts this version cannot analyse (GPU-using tasks).
+    /// The workload has parts the analysis cannot cover. Kept for the report
+    /// format; this version bounds every part or reports it unbounded (the
+    /// task then fails), so it does not produce this verdict.
     NotAnalysed,
 }
 
@@ -612,15 +614,11 @@ fn overhead_note(w: &Workload, method: InterruptMethod) -> String {
     n
 }
 
-/// Inflated analysis tasks of one group (windows from `window`).
-fn inflated_tasks(
-    cx: &Cx,
-    input: &[Task],
-    window: impl Fn(&Task) -> Time,
-) -> (Vec<Task>, Vec<Charges>) {
+/// Inflated analysis tasks of one group; `windows[k]` is the response-time
+/// window of `input[k]`.
+fn inflated_tasks(cx: &Cx, input: &[Task], windows: &[Time]) -> (Vec<Task>, Vec<Charges>) {
     let members: Vec<usize> = input.iter().map(|t| t.id).collect();
-    let windows: Vec<Time> = input.iter().map(window).collect();
-    let charges = cx.charges(&members, &windows);
+    let charges = cx.charges(&members, windows);
     let tasks = input
         .iter()
         .zip(&charges)
@@ -812,7 +810,8 @@ fn analyze_gfp(cx: &Cx, global: bool, tasks: &mut [TaskReport], notes: &mut Vec<
     } in groups(w, global)
     {
         let m = cores.len() as u32;
-        let (mut input, charges) = inflated_tasks(cx, &input, |t| t.deadline);
+        let deadlines: Vec<Time> = input.iter().map(|t| t.deadline).collect();
+        let (mut input, charges) = inflated_tasks(cx, &input, &deadlines);
         for (t, c) in input.iter().zip(&charges) {
             tasks[t.id].charges = Some(*c);
         }
@@ -866,10 +865,12 @@ fn analyze_edf(cx: &Cx, global: bool, tasks: &mut [TaskReport], notes: &mut Vec<
         let mut iterations = 0;
         loop {
             iterations += 1;
-            (inflated, charges) = inflated_tasks(cx, &input, |t| {
-                let k = input.iter().position(|u| u.id == t.id).unwrap_or(0);
-                t.deadline.saturating_add(x[k])
-            });
+            let windows: Vec<Time> = input
+                .iter()
+                .zip(&x)
+                .map(|(t, &xi)| t.deadline.saturating_add(xi))
+                .collect();
+            (inflated, charges) = inflated_tasks(cx, &input, &windows);
             res = edf::gedf_tardiness(&inflated, m);
             let nx: Option<Vec<Time>> = res.tasks.iter().map(|t| t.tardiness).collect();
             match nx {

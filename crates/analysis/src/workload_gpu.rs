@@ -154,6 +154,16 @@ fn own_work(w: &Workload, t: &rtgpu_model::Task, migrates: bool, peer: bool) -> 
     }
 }
 
+/// A GPU holder's critical section under the k-FMLP or a static queue: its
+/// own GPU work plus the handling of its η completion interrupts (seed 000
+/// App. B: the holder keeps the GPU until they are handled).
+fn critical_section(w: &Workload, i: usize, own: Time) -> Time {
+    let o = &w.overheads;
+    let eta = w.tasks[i].gpu.as_ref().map_or(0, |g| g.interrupts) as u128;
+    let irq = (eta * o.th.saturating_add(o.bh) as u128).min(Time::MAX as u128) as Time;
+    own.saturating_add(irq)
+}
+
 /// Per task of the workload (None for CPU-only tasks): the GPU analysis.
 pub fn analyze_gpus(
     w: &Workload,
@@ -161,7 +171,6 @@ pub fn analyze_gpus(
     notes: &mut Vec<String>,
 ) -> Vec<Option<GpuTaskReport>> {
     let mut out: Vec<Option<GpuTaskReport>> = vec![None; w.tasks.len()];
-    let o = &w.overheads;
     let uses_vgpus = w
         .tasks
         .iter()
@@ -236,20 +245,13 @@ pub fn analyze_gpus(
                         (i, wk.copy_in + wk.copy_out + wk.kernels)
                     })
                     .collect();
-                let len = |i: usize, own: Time| {
-                    let eta = w.tasks[i].gpu.as_ref().map_or(0, |g| g.interrupts) as u64;
-                    own.saturating_add(
-                        (eta as u128 * o.th.saturating_add(o.bh) as u128).min(Time::MAX as u128)
-                            as Time,
-                    )
-                };
                 for (pos, &(i, _)) in works.iter().enumerate() {
                     let gpu_slot = pos % d.gpus.len();
                     let queue: Vec<Time> = works
                         .iter()
                         .enumerate()
                         .filter(|&(q, &(j, _))| q % d.gpus.len() == gpu_slot && j != i)
-                        .map(|(_, &(j, own))| len(j, own))
+                        .map(|(_, &(j, own))| critical_section(w, j, own))
                         .collect();
                     let wk = own_work(w, &w.tasks[i], false, false);
                     let mut r = base(i);
@@ -268,12 +270,7 @@ pub fn analyze_gpus(
                     .iter()
                     .map(|&i| {
                         let wk = own_work(w, &w.tasks[i], g > 1, false);
-                        let eta = w.tasks[i].gpu.as_ref().map_or(0, |g| g.interrupts) as u128;
-                        let own = wk.copy_in + wk.copy_out + wk.state + wk.kernels;
-                        own.saturating_add(
-                            (eta * o.th.saturating_add(o.bh) as u128).min(Time::MAX as u128)
-                                as Time,
-                        )
+                        critical_section(w, i, wk.copy_in + wk.copy_out + wk.state + wk.kernels)
                     })
                     .collect();
                 let bounds = kfmlp::blocking_bounds(&lens, g);

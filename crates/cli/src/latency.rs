@@ -1,7 +1,7 @@
 //! `rtgpu latency record` and `rtgpu latency report` (seed 002, rtsl).
 //! Guide: docs/guide/latency.md.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -37,30 +37,37 @@ pub enum LatencyCommand {
     /// Bound the scheduling latency from a trace (ftrace text, trace-cmd
     /// report or perf script) under seed 002's six interrupt
     /// characterisations.
-    Report {
-        /// The trace file.
-        file: PathBuf,
-        /// Print the report as JSON.
-        #[arg(long)]
-        json: bool,
-        /// Write an SVG chart (one panel per CPU) to OUT.
-        #[arg(long, value_name = "OUT")]
-        plot: Option<PathBuf>,
-        /// Interference-free latency L_IF ("25 us") for kernels without
-        /// preemptirq events (overrides traced thread variables).
-        #[arg(long, value_name = "DURATION")]
-        ifl: Option<String>,
-        /// cyclictest output run over the same interval, shown beside.
-        #[arg(long, value_name = "FILE")]
-        cyclictest: Option<PathBuf>,
-        /// Write the measured overheads as an `[overheads]` table for
-        /// `rtgpu analyze --overheads`.
-        #[arg(long, value_name = "OUT")]
-        export_overheads: Option<PathBuf>,
-        /// Input format (default: detected).
-        #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
-        format: FormatArg,
-    },
+    Report(ReportArgs),
+}
+
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    /// The trace file.
+    file: PathBuf,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Write an SVG chart (one panel per CPU) to OUT.
+    #[arg(long, value_name = "OUT")]
+    plot: Option<PathBuf>,
+    /// Interference-free latency L_IF ("25 us") for kernels without
+    /// preemptirq events (overrides traced thread variables).
+    #[arg(long, value_name = "DURATION")]
+    ifl: Option<String>,
+    /// cyclictest output run over the same interval, shown beside.
+    #[arg(long, value_name = "FILE")]
+    cyclictest: Option<PathBuf>,
+    /// Write the measured overheads as an `[overheads]` table for
+    /// `rtgpu analyze --overheads`.
+    #[arg(long, value_name = "OUT")]
+    export_overheads: Option<PathBuf>,
+    /// Input format (default: detected).
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    format: FormatArg,
+    /// Write every IRQ/NMI/softirq occurrence (nested interference
+    /// removed) as CSV: cpu,kind,source,start_ns,duration_ns,task.
+    #[arg(long, value_name = "OUT")]
+    occurrences: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -115,29 +122,7 @@ pub fn run(cmd: LatencyCommand) -> ExitCode {
             };
             run_record(&opts)
         }
-        LatencyCommand::Report {
-            file,
-            json,
-            plot,
-            ifl,
-            cyclictest,
-            export_overheads,
-            format,
-        } => {
-            let ifl = match ifl.as_deref().map(|t| duration("ifl", t)).transpose() {
-                Ok(v) => v,
-                Err(e) => return fail(e),
-            };
-            run_report(
-                &file,
-                json,
-                plot.as_deref(),
-                ifl,
-                cyclictest.as_deref(),
-                export_overheads.as_deref(),
-                format,
-            )
-        }
+        LatencyCommand::Report(args) => run_report(&args),
     }
 }
 
@@ -202,15 +187,19 @@ fn run_record(opts: &RecordOptions) -> ExitCode {
     }
 }
 
-fn run_report(
-    file: &Path,
-    json: bool,
-    plot: Option<&Path>,
-    ifl: Option<u64>,
-    cyclictest: Option<&Path>,
-    export: Option<&Path>,
-    format: FormatArg,
-) -> ExitCode {
+fn run_report(a: &ReportArgs) -> ExitCode {
+    let ifl = match a.ifl.as_deref().map(|t| duration("ifl", t)).transpose() {
+        Ok(v) => v,
+        Err(e) => return fail(e),
+    };
+    let (file, json, plot, cyclictest, export, format) = (
+        &a.file,
+        a.json,
+        a.plot.as_deref(),
+        a.cyclictest.as_deref(),
+        a.export_overheads.as_deref(),
+        a.format,
+    );
     let text = match std::fs::read(file) {
         Ok(b) => String::from_utf8_lossy(&b).into_owned(),
         Err(e) => return fail(format!("cannot read {}: {e}", file.display())),
@@ -263,6 +252,11 @@ fn run_report(
             return fail(format!("cannot write {}: {e}", out.display()));
         }
     }
+    if let Some(out) = &a.occurrences {
+        if let Err(e) = std::fs::write(out, occurrences_csv(&trace)) {
+            return fail(format!("cannot write {}: {e}", out.display()));
+        }
+    }
     if let Some(out) = export {
         let t = rtgpu_latency::overheads::to_toml(&trace.overheads, &file.display().to_string());
         if let Err(e) = std::fs::write(out, t) {
@@ -270,4 +264,27 @@ fn run_report(
         }
     }
     ExitCode::from(EXIT_OK)
+}
+
+/// Every occurrence, one CSV row each.
+fn occurrences_csv(t: &rtgpu_latency::trace::Trace) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::from("cpu,kind,source,start_ns,duration_ns,task\n");
+    for c in &t.cpus {
+        for s in &c.sources {
+            let kind = serde_json::to_value(s.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            for x in &s.occurrences {
+                let task = t.task_name(x.task).replace('"', "\"\"");
+                let _ = writeln!(
+                    o,
+                    "{},{kind},\"{}\",{},{},\"{task}\"",
+                    c.cpu, s.name, x.start, x.duration
+                );
+            }
+        }
+    }
+    o
 }

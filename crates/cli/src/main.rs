@@ -9,11 +9,13 @@
 //! - `rtgpu schema`: the JSON Schema of the workload file, for editors.
 //! - `rtgpu run FILE [--duration D]`: the workload on real threads (CPU work
 //!   so far), measured response times beside the analysed bounds.
+//! - `rtgpu daemon [--socket PATH]`: the cross-process GPU arbiter.
 //! - `rtgpu gpu [--backend auto|cuda|emulated] [--check]`: the GPUs and
 //!   real-time privileges the runtime would use, and a measured self-test.
 //! - `rtgpu experiment STUDY [--scheduler ADDR] [--workers N]`: a
 //!   schedulability study on Dask (delegates to `python -m rtgpu.experiment`).
 
+mod daemon;
 mod experiment;
 mod gpu;
 mod latency;
@@ -98,6 +100,25 @@ enum Command {
         /// GPU backend for GPU-using tasks.
         #[arg(long, value_enum, default_value = "auto")]
         backend: gpu::BackendChoice,
+    },
+    /// Serve the GPU arbiter to other processes over a Unix socket (clients
+    /// that die release what they held at once).
+    Daemon {
+        /// Socket path.
+        #[arg(long, default_value = "/tmp/rtgpud.sock")]
+        socket: PathBuf,
+        #[arg(long, default_value_t = 1)]
+        gpus: usize,
+        #[arg(long, default_value_t = 2)]
+        copy_engines: u8,
+        #[arg(long, default_value_t = 2)]
+        tokens_per_gpu: usize,
+        /// gpusync, shortest-queue, k-fmlp or static.
+        #[arg(long, default_value = "gpusync")]
+        allocator: String,
+        /// Do not lock the engines (seed 004's "e" scenarios).
+        #[arg(long)]
+        no_engine_locks: bool,
     },
     /// Show the GPUs, real-time privileges and NVIDIA interrupt threads the
     /// runtime would use, and optionally measure the GPU backend.
@@ -185,6 +206,21 @@ fn main() -> ExitCode {
             trace: trace.as_deref(),
             realtime: !no_realtime,
             backend,
+        }),
+        Command::Daemon {
+            socket,
+            gpus,
+            copy_engines,
+            tokens_per_gpu,
+            allocator,
+            no_engine_locks,
+        } => daemon::run(&daemon::Options {
+            socket: &socket,
+            gpus,
+            copy_engines,
+            tokens_per_gpu,
+            allocator: &allocator,
+            engine_locks: !no_engine_locks,
         }),
         Command::Gpu {
             backend,

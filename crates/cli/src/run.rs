@@ -64,8 +64,35 @@ pub fn run(o: &Options) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // The same workload in virtual time, for measured / simulated / analysed
+    // side by side (the simulator runs the same policy core).
+    let simulated = rtgpu_sim::simulate(
+        &workload,
+        &rtgpu_sim::SimConfig {
+            duration: dur,
+            ..rtgpu_sim::SimConfig::default()
+        },
+    );
+    let sim_max: Vec<Option<u64>> = match &simulated {
+        Ok(r) => outcome
+            .tasks
+            .iter()
+            .map(|t| {
+                r.tasks
+                    .iter()
+                    .find(|s| s.name == t.name)
+                    .map(|s| s.max_response)
+            })
+            .collect(),
+        Err(_) => vec![None; outcome.tasks.len()],
+    };
     if o.json {
-        match serde_json::to_string_pretty(&outcome) {
+        let doc = serde_json::json!({
+            "run": &outcome,
+            "simulated_max_response": &sim_max,
+            "simulation_error": simulated.as_ref().err().map(|e| e.to_string()),
+        });
+        match serde_json::to_string_pretty(&doc) {
             Ok(s) => println!("{s}"),
             Err(e) => {
                 eprintln!("rtgpu: cannot encode the run as JSON: {e}");
@@ -73,7 +100,10 @@ pub fn run(o: &Options) -> ExitCode {
             }
         }
     } else {
-        print!("{}", text(&workload.name, &outcome, dur));
+        print!("{}", text(&workload.name, &outcome, dur, &sim_max));
+        if let Err(e) = &simulated {
+            println!("(no simulated figures: {e})");
+        }
     }
     for (path, body, what) in [
         (o.csv, o.csv.map(|_| csv(&workload, &outcome)), "jobs (CSV)"),
@@ -97,7 +127,7 @@ pub fn run(o: &Options) -> ExitCode {
     ExitCode::from(if misses == 0 { 0 } else { 1 })
 }
 
-fn text(name: &str, out: &RunOutcome, dur: u64) -> String {
+fn text(name: &str, out: &RunOutcome, dur: u64, sim_max: &[Option<u64>]) -> String {
     let mut s = String::new();
     for w in &out.warnings {
         let _ = writeln!(s, "WARNING: {w}");
@@ -119,10 +149,10 @@ fn text(name: &str, out: &RunOutcome, dur: u64) -> String {
     let _ = writeln!(s, "cores      plan core -> CPU: {:?}\n", out.core_map);
     let _ = writeln!(
         s,
-        "{:<20} {:>5} {:>6} {:>11} {:>11} {:>8} {:>11}  measured vs analysed",
-        "task", "jobs", "misses", "mean R", "max R", "max R/T", "R bound"
+        "{:<20} {:>5} {:>6} {:>11} {:>11} {:>8} {:>11} {:>11}  measured vs analysed",
+        "task", "jobs", "misses", "mean R", "max R", "max R/T", "sim max R", "R bound"
     );
-    for t in &out.tasks {
+    for (i, t) in out.tasks.iter().enumerate() {
         let cmp = match t.analysed_bound {
             Some(b) if t.max_response_time <= b => "within the bound".to_string(),
             Some(b) => format!("{} over the bound", duration(t.max_response_time - b)),
@@ -130,13 +160,19 @@ fn text(name: &str, out: &RunOutcome, dur: u64) -> String {
         };
         let _ = writeln!(
             s,
-            "{:<20} {:>5} {:>6} {:>11} {:>11} {:>7.1}% {:>11}  {}",
+            "{:<20} {:>5} {:>6} {:>11} {:>11} {:>7.1}% {:>11} {:>11}  {}",
             t.name,
             t.jobs,
             t.deadline_misses,
             duration(t.mean_response_time),
             duration(t.max_response_time),
             100.0 * t.max_response_time as f64 / t.period.max(1) as f64,
+            sim_max
+                .get(i)
+                .copied()
+                .flatten()
+                .map(duration)
+                .unwrap_or_else(|| "-".into()),
             t.analysed_bound.map(duration).unwrap_or_else(|| "-".into()),
             cmp
         );
@@ -155,6 +191,9 @@ fn text(name: &str, out: &RunOutcome, dur: u64) -> String {
                 t.pieces_off_core
             );
         }
+    }
+    for n in &out.notes {
+        let _ = writeln!(s, "note: {n}");
     }
     let misses: usize = out.tasks.iter().map(|t| t.deadline_misses).sum();
     let _ = writeln!(

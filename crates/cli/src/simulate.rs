@@ -280,8 +280,9 @@ pub fn text(r: &SimResult, bounds: &[Option<u64>], scenario: Option<&str>) -> St
     if !exceeded.is_empty() {
         let _ = writeln!(
             o,
-            "WARNING: observed response times exceed the analysis bound for {} (the analysis \
-             ignores what the simulation adds, e.g. overheads or GPU sections)",
+            "WARNING: observed response times exceed the analysis bound for {} (the \
+             simulation adds something the analysis does not assume, e.g. shared PCIe links \
+             or injected overheads placed differently; see docs/simulator.md)",
             exceeded.join(", ")
         );
     }

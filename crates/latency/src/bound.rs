@@ -75,7 +75,9 @@ pub fn owcet(occ: &[Occurrence]) -> u64 {
 /// Observed minimum inter-arrival time (None with fewer than two
 /// occurrences). `occ` sorted by start.
 pub fn omiat(occ: &[Occurrence]) -> Option<u64> {
-    occ.windows(2).map(|w| w[1].start - w[0].start).min()
+    occ.windows(2)
+        .map(|w| w[1].start.abs_diff(w[0].start))
+        .min()
 }
 
 /// The most execution time of occurrences arriving in any window
@@ -86,8 +88,9 @@ pub fn sliding_window_interference(occ: &[Occurrence], len: u64, per_arrival: Op
     if len == 0 {
         return 0;
     }
-    let cost = |o: &Occurrence| per_arrival.unwrap_or(o.duration);
-    let (mut best, mut sum, mut j) = (0u64, 0u64, 0usize);
+    // u128: a window's sum of u64 costs cannot overflow.
+    let cost = |o: &Occurrence| u128::from(per_arrival.unwrap_or(o.duration));
+    let (mut best, mut sum, mut j) = (0u128, 0u128, 0usize);
     for i in 0..occ.len() {
         // window [occ[i].start, occ[i].start + len)
         let end = occ[i].start.saturating_add(len);
@@ -98,7 +101,7 @@ pub fn sliding_window_interference(occ: &[Occurrence], len: u64, per_arrival: Op
         best = best.max(sum);
         sum -= cost(&occ[i]);
     }
-    best
+    u64::try_from(best).unwrap_or(u64::MAX)
 }
 
 /// I_IRQ(L) + I_NMI(L) under one characterisation, and the per-source
@@ -461,6 +464,35 @@ mod tests {
         assert_eq!(sliding_window_interference(occ, 101, Some(30)), 60);
         assert_eq!(sliding_window_interference(occ, 0, None), 0);
         assert_eq!(sliding_window_interference(&[], 10, None), 0);
+    }
+
+    #[test]
+    fn huge_values_saturate_instead_of_overflowing() {
+        let s = vec![src(SourceKind::Irq, "x", &[(0, u64::MAX), (1, u64::MAX)])];
+        assert_eq!(
+            sliding_window_interference(&s[0].occurrences, 10, None),
+            u64::MAX
+        );
+        let b = fixed_point(
+            Characterisation::SlidingWindow,
+            u64::MAX,
+            &s,
+            Limits::default(),
+        );
+        assert!(matches!(
+            b,
+            Bound::DidNotConverge { .. } | Bound::Converged { .. }
+        ));
+        assert_eq!(
+            fixed_point(
+                Characterisation::SingleWorstOfEach,
+                5,
+                &s,
+                Limits::default()
+            )
+            .latency(),
+            Some(u64::MAX)
+        );
     }
 
     #[test]

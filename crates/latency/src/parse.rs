@@ -101,6 +101,11 @@ pub fn detect_format(text: &str) -> Format {
     Format::Ftrace
 }
 
+/// Linux's largest `NR_CPUS` (x86 `MAXSMP`): CPU numbers at or above it
+/// are malformed input (found by fuzzing: `[7701101]` made the per-CPU
+/// tables huge).
+pub const MAX_CPUS: u32 = 8192;
+
 /// What one line holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Line<'a> {
@@ -149,7 +154,13 @@ pub fn parse_line(line: &str, format: Format, line_no: usize) -> Result<Line<'_>
     let cpu_text = &t[task.len() + 1..t.len() - rest.len() - 1];
     let cpu: u32 = cpu_text
         .parse()
-        .map_err(|_| err(format!("CPU number `{cpu_text}` is out of range")))?;
+        .ok()
+        .filter(|&c| c < MAX_CPUS)
+        .ok_or_else(|| {
+            err(format!(
+                "CPU number `{cpu_text}` is out of range (Linux has at most {MAX_CPUS} CPUs)"
+            ))
+        })?;
     let task = task.trim_end();
     let (comm, pid_text) = match format {
         Format::PerfScript => task
@@ -157,6 +168,8 @@ pub fn parse_line(line: &str, format: Format, line_no: usize) -> Result<Line<'_>
             .map_or(("", task), |(c, p)| (c.trim_end(), p)),
         _ => task.rsplit_once('-').unwrap_or(("", task)),
     };
+    // perf script prints `pid/tid` with some field sets.
+    let pid_text = pid_text.split('/').next().unwrap_or(pid_text);
     let pid: i64 = pid_text.parse().map_err(|_| {
         err(format!(
             "expected a task `comm-pid` or `comm pid` before the CPU, found `{task}`"
@@ -332,6 +345,18 @@ mod tests {
     }
 
     #[test]
+    fn perf_pid_tid() {
+        let e = ev(
+            "  cyclictest  4242/4243 [001]  10.000001: irq:softirq_entry: vec=1 [action=TIMER]",
+            Format::PerfScript,
+        );
+        assert_eq!(
+            (e.comm, e.pid, e.name),
+            ("cyclictest", 4242, "softirq_entry")
+        );
+    }
+
+    #[test]
     fn detects_formats() {
         assert_eq!(detect_format("# tracer: nop\n"), Format::Ftrace);
         assert_eq!(
@@ -362,6 +387,14 @@ mod tests {
         let e = parse_line("  a-x [000] 1.0: ev: f", Format::Ftrace, 7).unwrap_err();
         assert_eq!(e.line, 7);
         assert!(e.message.contains("comm-pid"), "{e}");
+        let e = parse_line(
+            "  a-2 [7701101]  5380.004844: sched_switch: x",
+            Format::TraceCmd,
+            4,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("out of range"), "{e}");
+        assert!(parse_line("  a-2 [8191] 1.0: x: y", Format::TraceCmd, 4).is_ok());
         let e = parse_line("  a-1 [000] d... 1.0x: ev: f", Format::Ftrace, 3).unwrap_err();
         assert!(e.message.contains("timestamp"), "{e}");
         assert_eq!(parse_line("cpus=2", Format::TraceCmd, 1), Ok(Line::Other));

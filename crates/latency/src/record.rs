@@ -13,7 +13,8 @@
 //!   it comes; at the end the buffer is drained after tracing stops, so
 //!   nothing recorded is lost, and the per-CPU `stats` (overrun, dropped)
 //!   are appended as `# rtgpu-stats` lines and returned.
-//! - The tracer and events are put back as they were.
+//! - The per-CPU buffer is raised to [`BUFFER_KB`] while recording; the
+//!   buffer size, tracer, events and `tracing_on` are put back as they were.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -56,6 +57,9 @@ pub const EVENTS: &[&str] = &[
     "preemptirq/preempt_disable",
     "preemptirq/preempt_enable",
 ];
+
+/// Per-CPU ring buffer while recording (KiB), if the current one is smaller.
+pub const BUFFER_KB: u64 = 8192;
 
 /// What to record.
 #[derive(Debug, Clone)]
@@ -213,6 +217,15 @@ pub fn record(opts: &RecordOptions) -> Result<RecordSummary, RecordError> {
     let was_on = read_file(&t, "tracing_on").trim().to_string();
     write_file(&t, "tracing_on", "0")?;
     let old_tracer = read_file(&t, "current_tracer").trim().to_string();
+    // A larger per-CPU buffer rides out bursts between two reads.
+    let old_kb = read_file(&t, "buffer_size_kb");
+    let old_kb = old_kb
+        .split_whitespace()
+        .next()
+        .and_then(|v| v.parse::<u64>().ok());
+    if old_kb.is_some_and(|kb| kb < BUFFER_KB) {
+        write_file(&t, "buffer_size_kb", &BUFFER_KB.to_string())?;
+    }
     let mut s = RecordSummary {
         tracefs: t.clone(),
         ..RecordSummary::default()
@@ -221,6 +234,9 @@ pub fn record(opts: &RecordOptions) -> Result<RecordSummary, RecordError> {
     // Put things back whatever happened.
     for e in &s.enabled {
         let _ = write_file(&t, &format!("events/{e}/enable"), "0");
+    }
+    if let Some(kb) = old_kb.filter(|&kb| kb < BUFFER_KB) {
+        let _ = write_file(&t, "buffer_size_kb", &kb.to_string());
     }
     if !old_tracer.is_empty() {
         let _ = write_file(&t, "current_tracer", &old_tracer);
@@ -336,8 +352,16 @@ fn record_inner(t: &Path, opts: &RecordOptions, s: &mut RecordSummary) -> Result
             Err(e) => Err(io_err("cannot read trace_pipe")(e)),
         }
     };
+    // On an error, still stop the threads, the workload and tracing below.
+    let mut failed = None;
     loop {
-        let n = pump(&mut out, s)?;
+        let n = match pump(&mut out, s) {
+            Ok(n) => n,
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
+        };
         if SIGINT_SEEN.load(Ordering::SeqCst) {
             s.interrupted = true;
             break;
@@ -370,12 +394,14 @@ fn record_inner(t: &Path, opts: &RecordOptions, s: &mut RecordSummary) -> Result
     let _ = write_file(t, "tracing_on", "0");
     // Drain what is left: read until the pipe stays empty.
     let mut empty = 0;
-    while empty < 3 {
-        if pump(&mut out, s)? == 0 {
-            empty += 1;
-            std::thread::sleep(Duration::from_millis(10));
-        } else {
-            empty = 0;
+    while empty < 3 && failed.is_none() {
+        match pump(&mut out, s) {
+            Ok(0) => {
+                empty += 1;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Ok(_) => empty = 0,
+            Err(e) => failed = Some(e),
         }
     }
     if let Some(mut c) = child {
@@ -384,6 +410,9 @@ fn record_inner(t: &Path, opts: &RecordOptions, s: &mut RecordSummary) -> Result
         s.workload_status = c.wait().ok().map(|st| format!("{st} (stopped by rtgpu)"));
     }
     restore_sigint(old);
+    if let Some(e) = failed {
+        return Err(e);
+    }
     for cpu in 0..ncpu {
         let text = read_file(t, &format!("per_cpu/cpu{cpu}/stats"));
         let num = |k: &str| {

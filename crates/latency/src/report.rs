@@ -90,7 +90,10 @@ fn summarise(s: &Source, trace: &Trace) -> SourceSummary {
 /// L_IF = max(D_ST, D_POID) + D_PAIE + D_PSD (seed 002 Lemma 7).
 pub fn l_if(v: &ThreadVars) -> u64 {
     let g = |w: &Option<crate::trace::Worst>| w.as_ref().map_or(0, |w| w.value);
-    g(&v.st).max(g(&v.poid)) + g(&v.paie) + g(&v.psd)
+    g(&v.st)
+        .max(g(&v.poid))
+        .saturating_add(g(&v.paie))
+        .saturating_add(g(&v.psd))
 }
 
 /// Analyses every CPU of a trace.

@@ -294,6 +294,31 @@ fn max_opt(slot: &mut Option<u64>, v: u64) {
     }
 }
 
+/// The index of the source `key` names in `sources`, added (as `kind`,
+/// named by `name()`) on first sight.
+fn source_index<Q, K>(
+    index: &mut HashMap<K, usize>,
+    sources: &mut Vec<Source>,
+    key: &Q,
+    kind: SourceKind,
+    name: impl FnOnce() -> String,
+) -> usize
+where
+    K: std::borrow::Borrow<Q> + std::hash::Hash + Eq,
+    Q: ToOwned<Owned = K> + std::hash::Hash + Eq + ?Sized,
+{
+    if let Some(&i) = index.get(key) {
+        return i;
+    }
+    sources.push(Source {
+        kind,
+        name: name(),
+        occurrences: Vec::new(),
+    });
+    index.insert(key.to_owned(), sources.len() - 1);
+    sources.len() - 1
+}
+
 fn symbol(s: &str) -> &str {
     // `__schedule+0x3a/0x7b0` -> `__schedule`
     s.split(['+', ' ']).next().unwrap_or(s)
@@ -340,12 +365,12 @@ impl Builder {
                 .next()
                 .and_then(|n| n.parse::<u64>().ok())
             {
-                self.lost += n;
+                self.lost = self.lost.saturating_add(n);
             }
         } else if let Some(rest) = t.strip_prefix("# rtgpu-stats ") {
             for key in ["overrun", "commit_overrun", "dropped"] {
                 if let Some(n) = field(rest, key).and_then(|n| n.parse::<u64>().ok()) {
-                    self.lost += n;
+                    self.lost = self.lost.saturating_add(n);
                 }
             }
         } else if !t.is_empty()
@@ -393,19 +418,13 @@ impl Builder {
                 let irq = num("irq")? as u32;
                 let name = field(e.fields, "name").unwrap_or("");
                 let c = self.cpu(e.cpu);
-                let idx = match c.irq_idx.get(&irq) {
-                    Some(&i) => i,
-                    None => {
-                        let i = c.sources.len();
-                        c.sources.push(Source {
-                            kind: SourceKind::Irq,
-                            name: format!("irq {irq} {name}"),
-                            occurrences: Vec::new(),
-                        });
-                        c.irq_idx.insert(irq, i);
-                        i
-                    }
-                };
+                let idx = source_index(
+                    &mut c.irq_idx,
+                    &mut c.sources,
+                    &irq,
+                    SourceKind::Irq,
+                    || format!("irq {irq} {name}"),
+                );
                 c.open(Key::Irq(irq), idx, e.ts, task);
             }
             "irq_handler_exit" => {
@@ -424,34 +443,23 @@ impl Builder {
                 let threaded = !after_irq_exit;
                 let c = self.cpu(e.cpu);
                 if threaded {
-                    let idx = match c.threaded_idx.get(&vec) {
-                        Some(&i) => i,
-                        None => {
-                            c.threaded_sources.push(Source {
-                                kind: SourceKind::Softirq,
-                                name: format!("softirq {action}"),
-                                occurrences: Vec::new(),
-                            });
-                            c.threaded_idx.insert(vec, c.threaded_sources.len() - 1);
-                            c.threaded_sources.len() - 1
-                        }
-                    };
+                    let idx = source_index(
+                        &mut c.threaded_idx,
+                        &mut c.threaded_sources,
+                        &vec,
+                        SourceKind::Softirq,
+                        || format!("softirq {action}"),
+                    );
                     c.threaded_open.insert(vec, (idx, e.ts));
                     return Ok(());
                 }
-                let idx = match c.softirq_idx.get(&vec) {
-                    Some(&i) => i,
-                    None => {
-                        let i = c.sources.len();
-                        c.sources.push(Source {
-                            kind: SourceKind::Softirq,
-                            name: format!("softirq {action}"),
-                            occurrences: Vec::new(),
-                        });
-                        c.softirq_idx.insert(vec, i);
-                        i
-                    }
-                };
+                let idx = source_index(
+                    &mut c.softirq_idx,
+                    &mut c.sources,
+                    &vec,
+                    SourceKind::Softirq,
+                    || format!("softirq {action}"),
+                );
                 c.open(Key::Softirq(vec), idx, e.ts, task);
             }
             "softirq_exit" => {
@@ -492,9 +500,9 @@ impl Builder {
                 // Several handlers of one NMI print one event each: merge
                 // the ones that follow each other within 1 us.
                 let idx = match c.last_nmi_end {
-                    Some((i, end)) if start <= end + 1_000 => {
+                    Some((i, end)) if start <= end.saturating_add(1_000) => {
                         if let Some(o) = c.sources[i].occurrences.last_mut() {
-                            o.duration += delta;
+                            o.duration = o.duration.saturating_add(delta);
                         }
                         i
                     }
@@ -520,9 +528,9 @@ impl Builder {
                 };
                 c.last_nmi_end = Some((idx, e.ts));
                 if let Some(top) = c.stack.last_mut() {
-                    top.nested += delta;
+                    top.nested = top.nested.saturating_add(delta);
                 }
-                c.interference += delta;
+                c.interference = c.interference.saturating_add(delta);
             }
             "sched_switch" => {
                 // The target ran the woken task without an IPI (it was
@@ -534,7 +542,9 @@ impl Builder {
                 if let Some(top) = c.stack.last_mut() {
                     top.woke = true;
                 }
-                if let Some(t) = field(e.fields, "target_cpu").and_then(|v| v.parse::<u32>().ok()) {
+                let target = field(e.fields, "target_cpu").and_then(|v| v.parse::<u32>().ok());
+                // (a malformed target beyond Linux's CPUs is ignored: found by fuzzing)
+                if let Some(t) = target.filter(|&t| t < crate::parse::MAX_CPUS) {
                     if t != e.cpu {
                         let tc = self.cpu(t);
                         tc.pending_wakeup.get_or_insert(e.ts);
@@ -600,18 +610,9 @@ impl Builder {
                     ),
                 };
                 let c = self.cpu(e.cpu);
-                let idx = match c.osnoise_idx.get(what) {
-                    Some(&i) => i,
-                    None => {
-                        c.osnoise.push(Source {
-                            kind,
-                            name: format!("{} {what}", e.name.trim_end_matches("_noise")),
-                            occurrences: Vec::new(),
-                        });
-                        c.osnoise_idx.insert(what.to_string(), c.osnoise.len() - 1);
-                        c.osnoise.len() - 1
-                    }
-                };
+                let idx = source_index(&mut c.osnoise_idx, &mut c.osnoise, what, kind, || {
+                    format!("{} {what}", e.name.trim_end_matches("_noise"))
+                });
                 c.osnoise[idx].occurrences.push(Occurrence {
                     start: e.ts.saturating_sub(dur),
                     duration: dur,
@@ -638,19 +639,13 @@ impl Builder {
                 if let Some(vector) = name.strip_suffix("_entry") {
                     if field(e.fields, "vector").is_some() {
                         let c = self.cpu(e.cpu);
-                        let idx = match c.vec_idx.get(vector) {
-                            Some(&i) => i,
-                            None => {
-                                let i = c.sources.len();
-                                c.sources.push(Source {
-                                    kind: SourceKind::Vector,
-                                    name: format!("vector {vector}"),
-                                    occurrences: Vec::new(),
-                                });
-                                c.vec_idx.insert(vector.to_string(), i);
-                                i
-                            }
-                        };
+                        let idx = source_index(
+                            &mut c.vec_idx,
+                            &mut c.sources,
+                            vector,
+                            SourceKind::Vector,
+                            || format!("vector {vector}"),
+                        );
                         if vector == "reschedule" {
                             if let Some(w) = c.pending_wakeup.take() {
                                 let d = e.ts.saturating_sub(w);
@@ -774,11 +769,11 @@ impl Cpu {
         let elapsed = ts.saturating_sub(o.start);
         let duration = elapsed.saturating_sub(o.nested);
         if let Some(parent) = self.stack.last_mut() {
-            parent.nested += elapsed;
+            parent.nested = parent.nested.saturating_add(elapsed);
         } else {
             // Only the outermost occurrence adds to the CPU's total, which
             // then counts every nested one exactly once.
-            self.interference += elapsed;
+            self.interference = self.interference.saturating_add(elapsed);
         }
         if let Some(s) = self.sources.get_mut(o.source) {
             s.occurrences.push(Occurrence {
@@ -1050,6 +1045,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(t.overheads.ipi, Some(7_000));
+    }
+
+    #[test]
+    fn a_huge_wakeup_target_is_ignored() {
+        // Fuzz finding: `target_cpu=6294334` made the per-CPU table huge.
+        let t = parse_trace("# tracer: nop\n  a-1 [000] d..2. 1.0: sched_waking: comm=x pid=5 prio=1 target_cpu=6294334\n").unwrap();
+        assert_eq!(t.cpus.len(), 1);
     }
 
     #[test]

@@ -178,3 +178,62 @@ fn the_three_parsers_agree_on_the_same_events() {
     }
     assert_eq!(a.overheads, b.overheads);
 }
+
+#[test]
+fn own_record_on_this_host() {
+    // `rtgpu latency record` on a stock kernel without timerlat: our
+    // SCHED_FIFO threads wrote their wake-up latencies into the trace.
+    let t = parse_trace(&fixture("host-rtgpu-record.trace.txt")).unwrap();
+    assert_eq!(t.format, Format::Ftrace);
+    assert_eq!(t.lost_events, 0);
+    assert_eq!(t.skipped_lines, 0);
+    for c in &t.cpus {
+        assert!(
+            c.observed.rtgpu_samples > 20,
+            "CPU {}: {}",
+            c.cpu,
+            c.observed.rtgpu_samples
+        );
+        assert!(c.observed.rtgpu_max > 0);
+        assert_eq!(c.observed.timerlat_thread_samples, 0);
+    }
+    // A dropped-events line makes the report say the bounds may be low.
+    let mut text = fixture("host-rtgpu-record.trace.txt");
+    text.push_str("# rtgpu-stats cpu=1 overrun=5 commit_overrun=0 dropped=0\n");
+    let r = analyse(&parse_trace(&text).unwrap(), Options::default());
+    assert_eq!(r.lost_events, 5);
+    assert!(r.notes.iter().any(|n| n.contains("dropped 5 events")));
+}
+
+#[test]
+fn fuzz_findings_stay_fixed() {
+    // cargo-fuzz (parse_trace_cmd, parse_ftrace): a CPU number of 7701101
+    // made the per-CPU tables allocate gigabytes. Now a clear error.
+    let p = format!(
+        "{}/tests/fixtures/fuzz-huge-cpu-number.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
+    let e = rtgpu_latency::trace::parse_trace_as(&text, Format::TraceCmd).unwrap_err();
+    assert!(
+        e.message.contains("CPU number `7701101` is out of range"),
+        "{e}"
+    );
+}
+
+#[test]
+fn fuzz_finding_huge_wakeup_target() {
+    // cargo-fuzz (parse_trace_cmd): `target_cpu=6294334` in a sched_waking
+    // made the per-CPU tables allocate gigabytes through the IPI
+    // bookkeeping. Now ignored; whatever else the input holds is judged as
+    // usual.
+    let p = format!(
+        "{}/tests/fixtures/fuzz-huge-wakeup-target.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
+    assert!(text.contains("target_cpu=6294334"));
+    if let Ok(t) = rtgpu_latency::trace::parse_trace_as(&text, Format::TraceCmd) {
+        assert!(t.cpus.len() <= 2);
+    }
+}

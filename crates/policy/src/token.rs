@@ -56,8 +56,9 @@ pub struct Request {
     /// Task index, for the cost predictor.
     pub task: usize,
     pub prio: Prio,
-    /// Worst-case hold length l (k-FMLP l-aware rule); also the fallback
-    /// cost estimate.
+    /// Worst-case hold length l (k-FMLP l-aware rule: the request's whole
+    /// critical section, migration included); also the fallback cost
+    /// estimate.
     pub hold: Time,
     /// GPU this task used last (migration distance origin).
     pub last_gpu: Option<usize>,
@@ -185,10 +186,11 @@ impl TokenAllocator {
         match self.cfg.rule {
             QueueRule::Static | QueueRule::ShortestQueue => count,
             QueueRule::LOblivious { max_hold } => max_hold.saturating_mul(count),
+            // seed 000 App. A: wait_x(t) = Σ_{R_j ∈ FIFO_x} l_j, the holder's
+            // whole l included (a worst case, not an estimate of what is
+            // left: a holder past its expected length may still run l).
             QueueRule::LAware => {
-                let h = q
-                    .holder
-                    .map_or(0, |e| e.hold.saturating_sub(now.saturating_sub(e.since)));
+                let h = q.holder.map_or(0, |e| e.hold);
                 q.waiting.iter().fold(h, |s, e| s.saturating_add(e.hold))
             }
             QueueRule::EarliestCompletion => {
@@ -294,6 +296,19 @@ impl TokenAllocator {
         })
     }
 
+    /// `job` leaves the allocator, whatever its state (a client that died or
+    /// gave up): a held token is released as by [`Self::release`] (its grant
+    /// returned); a waiting request is removed from its queue.
+    pub fn cancel(&mut self, job: JobId, now: Time) -> Option<Grant> {
+        if self.held_by(job).is_some() {
+            return self.release(job, now);
+        }
+        for q in &mut self.queues {
+            q.waiting.retain(|e| e.job != job);
+        }
+        None
+    }
+
     /// The token `job` holds, if any.
     pub fn held_by(&self, job: JobId) -> Option<usize> {
         self.queues
@@ -384,10 +399,11 @@ mod tests {
             a.request(&req(3, 5, 50), 0),
             Decision::Queued { gpu: 1, token: 1 }
         );
-        // Now wait_1 = 60 < 100 at t = 0; at t = 90 holder 0 has 10 left.
+        // Now wait_1 = 10 + 50 = 60 < 100, at any time: the holder's whole
+        // l counts (seed 000 App. A), not what is left of it.
         assert_eq!(
             a.request(&req(4, 5, 50), 90),
-            Decision::Queued { gpu: 0, token: 0 }
+            Decision::Queued { gpu: 1, token: 1 }
         );
     }
 
@@ -568,5 +584,33 @@ mod tests {
         a.request(&req(2, 30, 10), 0);
         a.set_priority(2, 3);
         assert_eq!(a.inherited(1), Some(3));
+    }
+
+    #[test]
+    fn cancel_removes_a_waiter_or_releases_a_holder() {
+        let cfg = Config {
+            gpus: 1,
+            tokens_per_gpu: 1,
+            rule: QueueRule::ShortestQueue,
+            stealing: false,
+        };
+        let mut a = TokenAllocator::new(cfg, Vec::new(), CostPredictor::default());
+        let req = |job| Request {
+            job,
+            task: 0,
+            prio: 1,
+            hold: 1,
+            last_gpu: None,
+            static_gpu: 0,
+        };
+        assert!(matches!(a.request(&req(1), 0), Decision::Granted { .. }));
+        assert!(matches!(a.request(&req(2), 0), Decision::Queued { .. }));
+        assert!(matches!(a.request(&req(3), 0), Decision::Queued { .. }));
+        // Job 2 dies while waiting: it leaves the queue, nobody is granted.
+        assert_eq!(a.cancel(2, 1), None);
+        assert!(!a.is_waiting(2));
+        // The holder dies: job 3 is next, not the departed job 2.
+        assert_eq!(a.cancel(1, 2).map(|g| g.job), Some(3));
+        assert_eq!(a.holder(0), Some(3));
     }
 }

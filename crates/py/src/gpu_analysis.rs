@@ -14,6 +14,9 @@ use rtgpu_model::Overheads;
 
 use crate::args::{bad_choice, count, option_name, value_error};
 
+/// (cpu, gpu, period, deadline, interrupts) of a generated task, ns.
+type TaskTuple = (Time, Time, Time, Time, u32);
+
 /// The three k-FMLP bounds of one request (seed 000 App. A).
 #[pyclass(frozen, get_all, module = "rtgpu", name = "KfmlpBlocking")]
 pub(crate) struct PyKfmlpBlocking {
@@ -254,7 +257,7 @@ fn overheads_from(base: &str, overrides: Option<&Bound<'_, PyDict>>) -> PyResult
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn overhead_aware_test(
     py: Python<'_>,
-    tasks: Vec<(Time, Time, Time, Time, u32)>,
+    tasks: Vec<TaskTuple>,
     clusters: Vec<(u32, u32)>,
     scheduler: &str,
     method_name: &str,
@@ -331,9 +334,6 @@ pub(crate) fn effective_utilization(tasks: Vec<(Time, Time, Time)>, speedup: f64
     Ok(overheads::effective_utilization(&specs, speedup))
 }
 
-/// (cpu, gpu, period, deadline, interrupts) of one generated task.
-type Seed000Task = (Time, Time, Time, Time, u32);
-
 /// Seed 000 §VII random task set as (cpu, gpu, period, deadline, interrupts)
 /// tuples (defaults: Fig. 5's parameters).
 #[pyfunction]
@@ -346,7 +346,7 @@ pub(crate) fn seed000_task_set(
     gpu_fraction: (f64, f64),
     gpu_share: f64,
     period: (Time, Time),
-) -> PyResult<Vec<Seed000Task>> {
+) -> PyResult<Vec<TaskTuple>> {
     crate::args::non_negative_float(utilization, "utilization")?;
     let (lo, hi) = task_utilization;
     if !(lo > 0.0 && lo <= hi && hi <= 1.0) {

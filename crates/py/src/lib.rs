@@ -33,6 +33,7 @@ mod gpu_analysis;
 mod model;
 mod partition;
 mod report;
+mod runtime;
 mod task;
 
 #[pymodule]
@@ -68,5 +69,6 @@ fn _rtgpu(m: &Bound<'_, PyModule>) -> PyResult<()> {
     generate::register(m)?;
     gpu_analysis::register(m)?;
     experiment::register(m)?;
+    runtime::register(m)?;
     Ok(())
 }

@@ -97,6 +97,9 @@ struct State {
     events: Vec<Event>,
     apply_errors: Vec<String>,
     scratch: Vec<Prio>,
+    /// klmirqd: per GPU, its interrupt threads, given the highest effective
+    /// priority among the GPU's token holders (seed 000 §IV).
+    mirrors: Vec<Option<crate::klmirqd::IrqMirror>>,
 }
 
 /// The arbiter. Share it between threads with an [`Arc`].
@@ -141,6 +144,7 @@ impl Arbiter {
                 events: Vec::new(),
                 apply_errors: Vec::new(),
                 scratch: Vec::new(),
+                mirrors: Vec::new(),
             }),
             engine_locks: config.engine_locks,
             apply_priorities: config.apply_priorities,
@@ -178,11 +182,11 @@ impl Arbiter {
             }
         };
         let word = Arc::clone(&st.jobs[job as usize].word);
-        Ok(Client {
+        Ok(Client(Arc::new(ClientInner {
             arbiter: Arc::clone(self),
             job,
             word,
-        })
+        })))
     }
 
     /// Every hand-off recorded so far (drains the log).
@@ -274,6 +278,57 @@ impl Arbiter {
             });
         }
         st.scratch = bases;
+        self.update_mirrors(st);
+    }
+
+    /// Gives each GPU's interrupt threads the highest effective priority of
+    /// its token holders, or their own priority when nobody holds the GPU.
+    fn update_mirrors(&self, st: &mut State) {
+        if !self.apply_priorities || st.mirrors.is_empty() {
+            return;
+        }
+        for gpu in 0..st.mirrors.len() {
+            let owner = st
+                .jobs
+                .iter()
+                .filter(|j| j.live && j.token.is_some_and(|(g, _)| g == gpu))
+                .map(|j| j.applied)
+                .min();
+            let policy = owner.map(|p| SchedPolicy::Fifo {
+                priority: fifo_of_prio(p),
+            });
+            let result = match st.mirrors.get_mut(gpu) {
+                Some(Some(m)) => m.mirror(policy),
+                _ => Ok(()),
+            };
+            if let Err(e) = result {
+                if st.apply_errors.len() < 16 {
+                    st.apply_errors.push(format!("klmirqd mirroring: {e}"));
+                }
+            }
+        }
+    }
+
+    /// The interrupt threads the arbiter mirrors owner priorities onto.
+    pub fn irq_threads(&self) -> Vec<String> {
+        self.lock()
+            .map(|s| {
+                s.mirrors
+                    .iter()
+                    .flatten()
+                    .flat_map(|m| m.threads().iter().map(|t| t.1.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// klmirqd in user space: mirror each GPU's owner priority onto its
+    /// interrupt threads (one entry per GPU of this arbiter; `None` for a GPU
+    /// without threaded interrupts).
+    pub fn set_irq_mirrors(&self, mirrors: Vec<Option<crate::klmirqd::IrqMirror>>) {
+        if let Ok(mut st) = self.lock() {
+            st.mirrors = mirrors;
+        }
     }
 
     /// Wakes the jobs granted locks by a release.
@@ -292,11 +347,23 @@ impl Arbiter {
     }
 }
 
-/// A registered client thread (one job at a time).
-pub struct Client {
+/// A registered client (one job at a time). Cheap to clone: the guards it
+/// hands out keep it alive, so they own no borrow and can live anywhere (a
+/// Python `with` block, a C handle). Unregistered when the last clone goes.
+#[derive(Clone)]
+pub struct Client(Arc<ClientInner>);
+
+pub struct ClientInner {
     arbiter: Arc<Arbiter>,
     job: JobId,
     word: Arc<AtomicU32>,
+}
+
+impl std::ops::Deref for Client {
+    type Target = ClientInner;
+    fn deref(&self) -> &ClientInner {
+        &self.0
+    }
 }
 
 impl Client {
@@ -329,7 +396,7 @@ impl Client {
         hold: Nanos,
         last_gpu: Option<usize>,
         static_gpu: usize,
-    ) -> Result<TokenGuard<'_>, ArbiterError> {
+    ) -> Result<TokenGuard, ArbiterError> {
         let a = &self.arbiter;
         let (gpu, token) = {
             let mut st = a.lock()?;
@@ -374,14 +441,14 @@ impl Client {
             }
         };
         Ok(TokenGuard {
-            client: self,
+            client: self.clone(),
             gpu,
             token,
         })
     }
 }
 
-impl Drop for Client {
+impl Drop for ClientInner {
     fn drop(&mut self) {
         if let Ok(mut st) = self.arbiter.lock() {
             let job = self.job as usize;
@@ -396,13 +463,13 @@ impl Drop for Client {
 }
 
 /// A held GPU token; released when dropped.
-pub struct TokenGuard<'c> {
-    client: &'c Client,
+pub struct TokenGuard {
+    client: Client,
     gpu: usize,
     token: usize,
 }
 
-impl TokenGuard<'_> {
+impl TokenGuard {
     /// The GPU the token is for.
     pub fn gpu(&self) -> usize {
         self.gpu
@@ -410,7 +477,7 @@ impl TokenGuard<'_> {
 
     /// Acquires the lock of one engine of this token's GPU (blocking); with
     /// engine locks off, returns at once (seed 004's "e" scenarios).
-    pub fn engine(&self, engine: Engine) -> Result<EngineGuard<'_>, ArbiterError> {
+    pub fn engine(&self, engine: Engine) -> Result<EngineGuard, ArbiterError> {
         self.locks(&[(self.gpu, engine)])
     }
 
@@ -418,7 +485,7 @@ impl TokenGuard<'_> {
     /// (seed 004 §4.3: a peer copy's copy-out lock on the source and copy-in
     /// lock on the destination). For nested requests instead, take them one
     /// at a time in [`Arbiter::nested_order`].
-    pub fn locks(&self, wanted: &[(usize, Engine)]) -> Result<EngineGuard<'_>, ArbiterError> {
+    pub fn locks(&self, wanted: &[(usize, Engine)]) -> Result<EngineGuard, ArbiterError> {
         let engines: Vec<Engine> = wanted.iter().map(|w| w.1).collect();
         let gpus: Vec<usize> = wanted.iter().map(|w| w.0).collect();
         self.request_locks(&engines, &gpus)
@@ -428,12 +495,12 @@ impl TokenGuard<'_> {
         &self,
         engines: &[Engine],
         gpus: &[usize],
-    ) -> Result<EngineGuard<'_>, ArbiterError> {
-        let c = self.client;
+    ) -> Result<EngineGuard, ArbiterError> {
+        let c = &self.client;
         let a = &c.arbiter;
         if !a.engine_locks {
             return Ok(EngineGuard {
-                client: c,
+                client: c.clone(),
                 req: None,
                 lock: 0,
             });
@@ -465,16 +532,16 @@ impl TokenGuard<'_> {
             c.await_grant();
         }
         Ok(EngineGuard {
-            client: c,
+            client: c.clone(),
             req: Some(req),
             lock: ids[0],
         })
     }
 }
 
-impl Drop for TokenGuard<'_> {
+impl Drop for TokenGuard {
     fn drop(&mut self) {
-        let c = self.client;
+        let c = &self.client;
         let a = &c.arbiter;
         let Ok(mut st) = a.lock() else { return };
         let now = monotonic_now();
@@ -504,16 +571,16 @@ impl Drop for TokenGuard<'_> {
 }
 
 /// A held engine lock (or DGL); released when dropped.
-pub struct EngineGuard<'c> {
-    client: &'c Client,
+pub struct EngineGuard {
+    client: Client,
     req: Option<ReqId>,
     lock: LockId,
 }
 
-impl Drop for EngineGuard<'_> {
+impl Drop for EngineGuard {
     fn drop(&mut self) {
         let Some(req) = self.req else { return };
-        let c = self.client;
+        let c = &self.client;
         let a = &c.arbiter;
         let Ok(mut st) = a.lock() else { return };
         let now = monotonic_now();

@@ -30,6 +30,21 @@ impl IrqMirror {
         Self::matching(os::is_nvidia_irq_thread)
     }
 
+    /// Mirrors onto the interrupt threads of the GPU at PCI address `pci`
+    /// (`domain:bus:device`, as the CUDA backend reports it): the IRQ
+    /// numbers /proc/interrupts lists for that address and the nvidia driver.
+    pub fn for_pci(pci: &str) -> std::io::Result<IrqMirror> {
+        let table = std::fs::read_to_string("/proc/interrupts")?;
+        let irqs = nvidia_irqs_for(&table, pci);
+        Self::matching(|comm| {
+            comm.strip_prefix("irq/")
+                .and_then(|r| r.split_once('-'))
+                .is_some_and(|(n, name)| {
+                    name.starts_with("nvidia") && n.parse::<u32>().is_ok_and(|n| irqs.contains(&n))
+                })
+        })
+    }
+
     /// Mirrors onto the threads whose name satisfies `pred`.
     pub fn matching(pred: impl Fn(&str) -> bool) -> std::io::Result<IrqMirror> {
         let mut threads = Vec::new();
@@ -64,6 +79,22 @@ impl IrqMirror {
         self.current = owner;
         Ok(())
     }
+}
+
+/// IRQ numbers of the nvidia driver's interrupt lines for the device at PCI
+/// address `pci` (a prefix of the full `domain:bus:device.function`), from
+/// the text of /proc/interrupts.
+pub fn nvidia_irqs_for(interrupts: &str, pci: &str) -> Vec<u32> {
+    interrupts
+        .lines()
+        .filter(|l| {
+            l.contains(pci)
+                && l.split_whitespace()
+                    .last()
+                    .is_some_and(|d| d.starts_with("nvidia"))
+        })
+        .filter_map(|l| l.trim_start().split(':').next()?.trim().parse().ok())
+        .collect()
 }
 
 impl Drop for IrqMirror {
@@ -137,6 +168,19 @@ mod tests {
         assert_eq!(os::sched_policy(tid).expect("read"), original);
         let _ = stop.send(());
         h.join().expect("stand-in");
+    }
+
+    #[test]
+    fn interrupt_lines_are_found_by_pci_address() {
+        // As read on the H100 box (docs/guide/gpu.md), two lines of eight.
+        let table = "           CPU0       CPU1\n \
+             42:          0          0 PCI-MSIX-0000:00:06.0   0-edge      nvidia\n \
+             44:         12          0 PCI-MSIX-0000:00:06.0   2-edge      nvidia\n \
+             24:          3          0 ACPI:Ged\n \
+             50:          0          0 PCI-MSIX-0000:00:07.0   0-edge      nvidia\n";
+        assert_eq!(nvidia_irqs_for(table, "0000:00:06"), vec![42, 44]);
+        assert_eq!(nvidia_irqs_for(table, "0000:00:07"), vec![50]);
+        assert!(nvidia_irqs_for(table, "0000:00:08").is_empty());
     }
 
     #[test]

@@ -18,6 +18,7 @@
 //! these; it is not part of this crate yet (see docs/guide/gpu.md).
 
 pub mod arbiter;
+pub mod daemon;
 pub mod futex;
 pub mod gpu;
 pub mod klmirqd;

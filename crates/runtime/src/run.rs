@@ -12,12 +12,13 @@
 //! Degrades plainly: without the privilege for real-time priorities the
 //! threads run SCHED_OTHER and [`RunOutcome::warnings`] says so; a plan that
 //! needs more cores than this machine allows is folded onto the CPUs there
-//! (core i on CPU i mod n) with ordinary priorities, and says that the
-//! analysis's guarantees do not hold for such a run.
+//! (core i on CPU i mod n), at ordinary priorities when the folded load
+//! would overload a CPU, and says that the analysis's guarantees do not hold
+//! for such a run.
 //!
-//! GPU work is not run here yet: it needs the arbiter that hosts the policy
-//! core (issue 5), and a workload with GPU-using tasks is refused with that
-//! reason rather than run without its GPU part.
+//! GPU-using tasks run their GPU section after their CPU work, under the
+//! in-process arbiter of their cluster ([`gpu_section`]), on the emulated
+//! backend of the platform or the backend given.
 
 pub mod gpu_section;
 
@@ -111,6 +112,8 @@ pub struct RunOutcome {
     pub backend: Option<String>,
     /// Token and engine-lock hand-offs recorded by the arbiters.
     pub handoffs: Vec<crate::arbiter::Event>,
+    /// What the run did beyond the plan, in words (e.g. klmirqd mirroring).
+    pub notes: Vec<String>,
 }
 
 /// Why a workload cannot be run.
@@ -196,18 +199,37 @@ pub fn run(
                 .unwrap_or(0)
         })
         .collect();
+    // Folded CPU load: per CPU, the planned cores' utilization mapped onto
+    // it (P-FP), or the total spread evenly (global and clustered FP).
+    let n_cpus = caps.cpus.len().max(1);
+    let folded_load = if report.cores.iter().any(|c| c.utilization.is_some()) {
+        let mut per_cpu = vec![0.0f64; n_cpus];
+        for c in &report.cores {
+            per_cpu[c.core as usize % n_cpus] += c.utilization.unwrap_or(0.0);
+        }
+        per_cpu.into_iter().fold(0.0, f64::max)
+    } else {
+        report.total_utilization / n_cpus as f64
+    };
+    // Real-time priorities on a fold only while its load leaves the machine
+    // room (below 90% per CPU); an overloaded fold runs at ordinary priorities.
+    let fold_fits = folded_load <= 0.9;
     if folded {
         warnings.push(format!(
             "the plan needs {needed} cores but this machine allows {} CPU(s) ({:?}): cores are \
-             folded onto them (core i on CPU i mod {}) and run at ordinary priorities so the \
-             overload cannot starve the machine; the analysis's guarantees do not hold for \
-             this run",
+             folded onto them (core i on CPU i mod {}), a CPU load of up to {folded_load:.2}, \
+             {}; the analysis's guarantees do not hold for this run",
             caps.cpus.len(),
             caps.cpus,
-            caps.cpus.len()
+            caps.cpus.len(),
+            if fold_fits {
+                "which leaves room, so priorities stay real-time"
+            } else {
+                "so they run at ordinary priorities and the overload cannot starve the machine"
+            }
         ));
     }
-    let realtime = config.realtime && caps.fifo && !folded;
+    let realtime = config.realtime && caps.fifo && (!folded || fold_fits);
     if config.realtime && !caps.fifo {
         warnings.push(format!(
             "running with ordinary priorities (SCHED_OTHER): {}",
@@ -272,7 +294,11 @@ pub fn run(
         None
     };
     let clusters: Vec<Option<Arc<ClusterGpus>>> = if uses_gpu {
-        gpu_section::cluster_arbiters(workload, realtime)
+        let pci: Vec<Option<String>> = backend
+            .as_ref()
+            .map(|b| b.devices().iter().map(|d| d.pci_bus_id.clone()).collect())
+            .unwrap_or_default();
+        gpu_section::cluster_arbiters(workload, realtime, &pci)
             .into_iter()
             .map(|c| c.map(Arc::new))
             .collect()
@@ -280,6 +306,18 @@ pub fn run(
         Vec::new()
     };
     let bw = workload.platform.bandwidth;
+    let mut notes = Vec::new();
+    let mirrored: Vec<String> = clusters
+        .iter()
+        .flatten()
+        .flat_map(|c| c.arbiter.irq_threads())
+        .collect();
+    if !mirrored.is_empty() {
+        notes.push(format!(
+            "klmirqd: the GPU owner's priority is mirrored onto {} (seed 000 §IV)",
+            mirrored.join(", ")
+        ));
+    }
 
     let specs: Vec<TaskSpec> = workload
         .tasks
@@ -475,6 +513,7 @@ pub fn run(
         jobs,
         backend: backend.map(|b| b.name().to_string()),
         handoffs,
+        notes,
     })
 }
 

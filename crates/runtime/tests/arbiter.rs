@@ -158,3 +158,55 @@ fn inheritance_keeps_a_medium_hog_from_delaying_the_high_waiter() {
     assert!(raised, "L inherited H's priority");
     assert!(arb.apply_errors().is_empty(), "{:?}", arb.apply_errors());
 }
+
+/// klmirqd in user space (seed 000 §IV): while a job holds a GPU token, the
+/// GPU's interrupt threads run at the job's effective priority; when the GPU
+/// is idle they are back at their own. A stand-in thread named like the
+/// NVIDIA driver's plays the interrupt thread.
+#[test]
+fn interrupt_threads_follow_the_gpu_owner() {
+    use rtgpu_runtime::klmirqd::IrqMirror;
+    let caps = os::probe_capabilities();
+    if !caps.fifo {
+        eprintln!("SKIPPED: needs SCHED_FIFO ({:?})", caps.reason);
+        return;
+    }
+    let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+    let irq = std::thread::Builder::new()
+        .name("irq/979-nvidia".into())
+        .spawn(move || {
+            os::set_sched_policy(0, SchedPolicy::Fifo { priority: 50 }).expect("fifo");
+            tid_tx.send(os::gettid()).expect("tid");
+            let _ = stop_rx.recv();
+        })
+        .expect("stand-in");
+    let tid = tid_rx.recv().expect("tid");
+    let arb = Arbiter::new(&config(1, 1, true));
+    arb.set_irq_mirrors(vec![Some(
+        IrqMirror::matching(|c| c == "irq/979-nvidia").expect("/proc"),
+    )]);
+    let a = Arc::clone(&arb);
+    std::thread::spawn(move || {
+        os::set_sched_policy(0, SchedPolicy::Fifo { priority: 33 }).expect("fifo");
+        let c = a.register(33).expect("register");
+        {
+            let _tok = c.token(0, 1, None, 0).expect("token");
+            assert_eq!(
+                os::sched_policy(tid).expect("read"),
+                SchedPolicy::Fifo { priority: 33 },
+                "the interrupt thread runs at the owner's priority"
+            );
+        }
+        assert_eq!(
+            os::sched_policy(tid).expect("read"),
+            SchedPolicy::Fifo { priority: 50 },
+            "and at its own once the GPU is idle"
+        );
+    })
+    .join()
+    .expect("owner");
+    assert!(arb.apply_errors().is_empty(), "{:?}", arb.apply_errors());
+    let _ = stop_tx.send(());
+    irq.join().expect("stand-in");
+}

@@ -1,7 +1,7 @@
 //! The event loop.
 //!
-//! A binary heap of `(time, sequence, event)`; events of one instant run in
-//! the order they were scheduled. Stale events (a segment end after a
+//! A binary heap of `(time, packed event)`; events of one instant run
+//! segment ends first, then device completions, then releases. Stale events (a segment end after a
 //! preemption, a bus completion after the bus's load changed) carry a stamp
 //! and are dropped.
 //!
@@ -38,7 +38,7 @@ use crate::setup::{fixed_irq_key, Setup};
 use crate::trace::{Span, SpanKind};
 use crate::{JobRecord, Releases, SimConfig, SimResult, TaskStats, UtilizationSeries};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ev {
     Release(u32),
     Segment(u32, u32),
@@ -82,8 +82,8 @@ enum OpKind {
     /// Whole-GPU lock of the no-engine-locks scenarios ("e").
     GpuLock,
     Copy {
-        bytes: u64,
-        bw: u64,
+        /// Transfer time at full bandwidth of this chunk.
+        work: Time,
         bus: u32,
         kind: SpanKind,
         /// Last chunk of a copy: nothing special; every chunk releases.
@@ -170,8 +170,7 @@ pub struct Engine {
     s: Setup,
     cfg: SimConfig,
     now: Time,
-    seq: u64,
-    events: BinaryHeap<Reverse<(Time, u64, Ev)>>,
+    events: BinaryHeap<Reverse<(Time, u64)>>,
     rng: Rng,
     threads: Vec<Thread>,
     jobs: Vec<Job>,
@@ -201,6 +200,49 @@ pub struct Engine {
     vgpu_busy: Vec<Vec<Time>>,
     active_jobs: usize,
     ntasks: u32,
+}
+
+/// `class(2) | kind(3) | a(27) | b(32)`, class first so that an instant's
+/// segment ends (0) come before device completions (1) and releases (2).
+fn encode(ev: Ev) -> u64 {
+    let (class, kind, a, b): (u64, u64, u32, u32) = match ev {
+        Ev::Segment(c, stamp) => (0, 0, c, stamp),
+        Ev::Bus(bus, stamp) => (1, 1, bus, stamp),
+        Ev::KernelDone(g) => (1, 2, 0, g),
+        Ev::TopHalfDone(k) => (1, 3, 0, k),
+        Ev::VgpuTimer(g) => (1, 4, 0, g),
+        Ev::Release(i) => (2, 5, 0, i),
+        Ev::PieceStart(i) => (2, 6, 0, i),
+    };
+    debug_assert!(a < 1 << 27, "core or bus index fits 27 bits");
+    (class << 62) | (kind << 59) | ((a as u64 & ((1 << 27) - 1)) << 32) | b as u64
+}
+
+fn decode(code: u64) -> Ev {
+    let a = ((code >> 32) & ((1 << 27) - 1)) as u32;
+    let b = code as u32;
+    match (code >> 59) & 7 {
+        0 => Ev::Segment(a, b),
+        1 => Ev::Bus(a, b),
+        2 => Ev::KernelDone(b),
+        3 => Ev::TopHalfDone(b),
+        4 => Ev::VgpuTimer(b),
+        5 => Ev::Release(b),
+        _ => Ev::PieceStart(b),
+    }
+}
+
+/// Transfer time of each chunk of a `bytes` copy: the chunk's share of the
+/// whole copy's time (`copy_time(end) - copy_time(start)`), so chunking
+/// adds no rounding: the chunks of a copy take exactly as long as the
+/// unchunked copy, as the analysis charges it.
+fn chunk_times(bytes: u64, chunk: Option<u64>, bw: u64) -> impl Iterator<Item = Time> {
+    let mut start = 0;
+    chunks(bytes, chunk).map(move |c| {
+        let t = copy_time(start + c, bw) - copy_time(start, bw);
+        start += c;
+        t
+    })
 }
 
 fn add_busy(series: &mut [Time], bucket: Time, start: Time, end: Time) {
@@ -384,7 +426,6 @@ impl Engine {
         Engine {
             cfg: cfg.clone(),
             now: 0,
-            seq: 0,
             events: BinaryHeap::with_capacity(4 * n + 16),
             rng: Rng::new(cfg.seed),
             threads,
@@ -426,15 +467,11 @@ impl Engine {
     }
 
     /// Events of one instant: segment ends first (a job that finishes at t
-    /// is not preempted at t), then device completions, then releases.
+    /// is not preempted at t), then device completions, then releases;
+    /// within a class, in the order of their encoding (deterministic). An
+    /// event is packed into one u64 beside its time (16-byte heap entries).
     fn push(&mut self, t: Time, ev: Ev) {
-        self.seq += 1;
-        let class: u64 = match ev {
-            Ev::Segment(..) => 0,
-            Ev::Bus(..) | Ev::KernelDone(_) | Ev::TopHalfDone(_) | Ev::VgpuTimer(_) => 1,
-            Ev::Release(_) | Ev::PieceStart(_) => 2,
-        };
-        self.events.push(Reverse((t, (class << 62) | self.seq, ev)));
+        self.events.push(Reverse((t, encode(ev))));
     }
 
     fn overheads_on(&self) -> bool {
@@ -445,7 +482,8 @@ impl Engine {
         for i in 0..self.ntasks {
             self.schedule_release(i, 0);
         }
-        while let Some(Reverse((t, _, ev))) = self.events.pop() {
+        while let Some(Reverse((t, code))) = self.events.pop() {
+            let ev = decode(code);
             if t >= self.cfg.duration && (!self.cfg.drain || self.active_jobs == 0) {
                 break;
             }
@@ -613,8 +651,19 @@ impl Engine {
         let th = &mut self.threads[iu];
         th.state = TState::Ready;
         th.stamp = th.stamp.wrapping_add(1);
-        let d = th.domain as usize;
-        self.ready[d].push(Reverse((th.key, i, th.stamp)));
+        let (d, key, stamp) = (th.domain as usize, th.key, th.stamp);
+        // Fast path: an idle core and nothing more urgent waiting: run it
+        // there without going through the ready heap.
+        if let Some(&c) = self.s.domains[d]
+            .iter()
+            .find(|&&c| self.cores[c].running.is_none())
+        {
+            if self.valid_top(d).is_none_or(|top| (key, i) < top) {
+                self.dispatch(i, c);
+                return;
+            }
+        }
+        self.ready[d].push(Reverse((key, i, stamp)));
         self.schedule(d);
     }
 
@@ -643,7 +692,15 @@ impl Engine {
                         break;
                     }
                     Some(r) => {
-                        let k = (self.threads[r as usize].key, r, c);
+                        let th = &self.threads[r as usize];
+                        // A thread whose segment ends at this very instant
+                        // is finishing, not preemptible: its Segment event
+                        // (same instant, maybe not processed yet) frees the
+                        // core and reschedules. Found by the 1M soundness run.
+                        if th.seg_start.saturating_add(th.seg_len) <= self.now {
+                            continue;
+                        }
+                        let k = (th.key, r, c);
                         if worst.is_none_or(|w| (k.0, k.1) > (w.0, w.1)) {
                             worst = Some(k);
                         }
@@ -841,7 +898,8 @@ impl Engine {
             job: i as JobId,
             task: iu,
             prio: self.threads[iu].key,
-            hold: gt.prior[0],
+            // The worst-case critical section l (k-FMLP): with a migration.
+            hold: gt.prior.iter().copied().max().unwrap_or(0),
             last_gpu: self.jobs[iu].last_gpu.and_then(local),
             static_gpu: local(gt.static_gpu).unwrap_or(0),
         };
@@ -910,7 +968,7 @@ impl Engine {
             distance = s.platform.migration_distance(p, g);
             self.stats[iu].migrations += 1;
             let same_node = s.gpus[p].cluster == s.gpus[g].cluster;
-            if self.cfg.peer_migration && same_node {
+            if self.cfg.peer_migration && same_node && policy.gpu_allocator != GpuAllocator::KFmlp {
                 let (l, n) = if engine_locks {
                     (
                         [
@@ -922,11 +980,10 @@ impl Engine {
                 } else {
                     (one(0), 0)
                 };
-                for c in chunks(gt.state, chunk) {
+                for c in chunk_times(gt.state, chunk, bw.peer) {
                     j.ops.push(Op {
                         kind: OpKind::Copy {
-                            bytes: c,
-                            bw: bw.peer,
+                            work: c,
                             bus: down(links),
                             kind: SpanKind::Migrate,
                             engine: (g * 3 + 1) as u32,
@@ -936,16 +993,24 @@ impl Engine {
                     });
                 }
             } else {
-                let plink = s.gpus[p].link as u32;
-                let (l, n) = lock_or_none(locks.lock_id(p, Eng::CopyOut));
-                for c in chunks(gt.state, chunk) {
+                // Through system memory: out of the old GPU, into the new.
+                // The k-FMLP (seed 000) treats a GPU as one resource held by
+                // one job, so there the state is staged in system memory and
+                // both transfers are part of the new GPU's critical section
+                // (on its engine and link), as the analysis charges them;
+                // GPUSync takes the old GPU's copy-out lock (its bounds
+                // count requests from every token holder, App. Lemma 3).
+                let staged = policy.gpu_allocator == GpuAllocator::KFmlp;
+                let src = if staged { g } else { p };
+                let plink = s.gpus[src].link as u32;
+                let (l, n) = lock_or_none(locks.lock_id(src, Eng::CopyOut));
+                for c in chunk_times(gt.state, chunk, bw.device_to_host) {
                     j.ops.push(Op {
                         kind: OpKind::Copy {
-                            bytes: c,
-                            bw: bw.device_to_host,
+                            work: c,
                             bus: up(plink),
                             kind: SpanKind::Migrate,
-                            engine: (p * 3 + if s.gpus[p].copy_engines >= 2 { 2 } else { 1 })
+                            engine: (src * 3 + if s.gpus[src].copy_engines >= 2 { 2 } else { 1 })
                                 as u32,
                         },
                         locks: l,
@@ -953,11 +1018,10 @@ impl Engine {
                     });
                 }
                 let (l, n) = lock_or_none(locks.lock_id(g, Eng::CopyIn));
-                for c in chunks(gt.state, chunk) {
+                for c in chunk_times(gt.state, chunk, bw.host_to_device) {
                     j.ops.push(Op {
                         kind: OpKind::Copy {
-                            bytes: c,
-                            bw: bw.host_to_device,
+                            work: c,
                             bus: down(links),
                             kind: SpanKind::Migrate,
                             engine: (g * 3 + 1) as u32,
@@ -970,11 +1034,10 @@ impl Engine {
         }
         j.distance = distance;
         let (l, n) = lock_or_none(locks.lock_id(g, Eng::CopyIn));
-        for c in chunks(gt.copy_in, chunk) {
+        for c in chunk_times(gt.copy_in, chunk, bw.host_to_device) {
             j.ops.push(Op {
                 kind: OpKind::Copy {
-                    bytes: c,
-                    bw: bw.host_to_device,
+                    work: c,
                     bus: down(links),
                     kind: SpanKind::CopyIn,
                     engine: (g * 3 + 1) as u32,
@@ -1004,11 +1067,10 @@ impl Engine {
         }
         let out_engine = (g * 3 + if s.gpus[g].copy_engines >= 2 { 2 } else { 1 }) as u32;
         let (l, n) = lock_or_none(locks.lock_id(g, Eng::CopyOut));
-        for c in chunks(gt.copy_out, chunk) {
+        for c in chunk_times(gt.copy_out, chunk, bw.device_to_host) {
             j.ops.push(Op {
                 kind: OpKind::Copy {
-                    bytes: c,
-                    bw: bw.device_to_host,
+                    work: c,
                     bus: up(links),
                     kind: SpanKind::CopyOut,
                     engine: out_engine,
@@ -1117,8 +1179,7 @@ impl Engine {
         self.jobs[iu].op_start = now;
         match op.kind {
             OpKind::GpuLock => {}
-            OpKind::Copy { bytes, bw, bus, .. } => {
-                let work = copy_time(bytes, bw);
+            OpKind::Copy { work, bus, .. } => {
                 self.bus_advance(bus as usize);
                 self.buses[bus as usize].active.push((i, work));
                 self.bus_reschedule(bus as usize);

@@ -108,14 +108,28 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
     let mut notes = Vec::new();
     let sched = w.policy.cpu_scheduler;
     let edf = matches!(sched, CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf);
-    // The analysis decides placement and priorities on the CPU view of the
-    // workload (GPU sections are self-suspensions the CPU analyses of this
-    // version do not take); the simulator then runs that placement.
-    let mut cpu_view = w.clone();
-    for t in &mut cpu_view.tasks {
-        t.gpu = None;
+    // The analysis decides placement and priorities; the simulator runs that
+    // placement, so what it observes is comparable with the analysed bounds.
+    // Where the full (GPU-aware) analysis could not place every task, the
+    // placement of the workload's CPU view (GPU sections dropped) is used.
+    let (mut report, mut plan) = analyze(w);
+    let unplaced_somewhere = report.tasks.iter().enumerate().any(|(i, t)| {
+        t.verdict == TaskVerdict::Unplaced
+            || t.verdict == TaskVerdict::NotAnalysed
+            || (sched == CpuScheduler::PartitionedFp
+                && plan.tasks.get(i).is_none_or(|p| p.pieces.is_empty()))
+    });
+    if unplaced_somewhere && w.tasks.iter().any(|t| t.uses_gpu()) {
+        let mut cpu_view = w.clone();
+        for t in &mut cpu_view.tasks {
+            t.gpu = None;
+        }
+        (report, plan) = analyze(&cpu_view);
+        notes.push(
+            "the GPU-aware analysis could not place every task; the simulator uses the              placement and priorities of the workload's CPU view (GPU sections dropped)"
+                .into(),
+        );
     }
-    let (report, plan) = analyze(&cpu_view);
     let cores = w.platform.total_cores() as usize;
     let cluster_of_core = |core: usize| {
         w.platform

@@ -234,3 +234,35 @@ fn clustered_edf_tardiness_bounds_are_sound() {
 fn global_edf_tardiness_bounds_are_sound() {
     run(CpuScheduler::GlobalEdf, 5);
 }
+
+/// Regression (random-10790 of the long run): a split task's piece released
+/// on a core at the very instant the running job there finishes must not
+/// preempt it with zero work left (that job then waited a whole extra busy
+/// period: 34.9 ms against a 20 ms bound).
+#[test]
+fn piece_released_as_a_job_finishes_does_not_preempt_it() {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/same-instant-piece.toml");
+    let w = rtgpu_model::load_workload(&p).expect("parses");
+    let (report, _) = analyze(&w);
+    assert_eq!(report.verdict, Verdict::Schedulable);
+    let r = simulate(
+        &w,
+        &SimConfig {
+            duration: 200_000_000,
+            drain: true,
+            overheads: false,
+            ..SimConfig::default()
+        },
+    )
+    .expect("runs");
+    for (t, tr) in r.tasks.iter().zip(&report.tasks) {
+        let bound = tr.response_time.expect("bounded");
+        assert!(
+            t.max_response <= bound,
+            "{}: {} > {bound}",
+            t.name,
+            t.max_response
+        );
+    }
+    assert_eq!(r.tasks[4].max_response, 20_000_000);
+}

@@ -26,7 +26,15 @@ pub struct ClusterGpus {
 
 /// Builds one arbiter per cluster that has GPUs (GPUSync keeps one token
 /// allocator per cluster, seed 004 §4.2).
-pub fn cluster_arbiters(w: &Workload, apply_priorities: bool) -> Vec<Option<ClusterGpus>> {
+///
+/// With klmirqd interrupt handling (`policy.interrupts`) and real-time
+/// priorities, each GPU's NVIDIA interrupt threads (found by the PCI
+/// address in `pci`, per global GPU) follow the GPU owner's priority.
+pub fn cluster_arbiters(
+    w: &Workload,
+    apply_priorities: bool,
+    pci: &[Option<String>],
+) -> Vec<Option<ClusterGpus>> {
     let p = &w.policy;
     let rule = match p.gpu_allocator {
         GpuAllocator::Static => QueueRule::Static,
@@ -78,6 +86,19 @@ pub fn cluster_arbiters(w: &Workload, apply_priorities: bool) -> Vec<Option<Clus
                 apply_priorities,
                 priors: priors.clone(),
             });
+            if apply_priorities && p.interrupts == rtgpu_model::InterruptHandling::Klmirqd {
+                arbiter.set_irq_mirrors(
+                    c.gpus
+                        .iter()
+                        .map(|&g| {
+                            let addr = pci.get(g).cloned().flatten()?;
+                            crate::klmirqd::IrqMirror::for_pci(&addr)
+                                .ok()
+                                .filter(|m| !m.threads().is_empty())
+                        })
+                        .collect(),
+                );
+            }
             Some(ClusterGpus {
                 arbiter,
                 global: c.gpus.clone(),

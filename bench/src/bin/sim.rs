@@ -1,0 +1,217 @@
+//! `sim`: simulated jobs per second of rtgpu's simulator, beside SimSo on
+//! the same CPU-only task set in the same run (issue 4).
+//!
+//! ```text
+//! python3 -m venv .venv-simso && .venv-simso/bin/pip install simso
+//! cargo run --release -p rtgpu-bench --bin sim -- [--seconds S] [--simso PYTHON]
+//! ```
+//!
+//! 1. CPU-only G-EDF, m = 8, n = 40, total utilization 6 (UUniFast, whole-ms
+//!    periods log-uniform in [10, 1000] ms, seeded), zero overheads.
+//! 2. The seed 004 feature-tracking workload (examples/feature-tracking.toml:
+//!    C-EDF, GPUSync with affinity, engine locks, DGL, 2 MiB chunks,
+//!    klmirqd, Table III overheads).
+//! 3. SimSo's global EDF (`simso.schedulers.EDF`) on task set 1, run by
+//!    `bench/python/simso_gedf.py` with the given Python (default
+//!    `.venv-simso/bin/python`); skipped with a message if it is missing.
+//!
+//! Each rtgpu figure is the best of three runs of at least `--seconds`
+//! (default 1) of wall time each.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
+
+use rtgpu_analysis::generate::Rng;
+use rtgpu_model::*;
+use rtgpu_sim::{simulate, SimConfig};
+
+fn gedf_taskset() -> Vec<(String, u64, u64)> {
+    let mut rng = Rng::new(2024);
+    let utils = rtgpu_analysis::generate::uunifast(&mut rng, 40, 6.0);
+    let (lo, hi) = (10f64.ln(), 1000f64.ln());
+    utils
+        .iter()
+        .enumerate()
+        .map(|(i, &u)| {
+            let period_ms = (lo + (hi - lo) * rng.next_f64()).exp().round() as u64;
+            let wcet_us = ((u.min(1.0) * period_ms as f64 * 1000.0).round() as u64).max(1);
+            (format!("t{i}"), wcet_us, period_ms)
+        })
+        .collect()
+}
+
+fn gedf_workload(set: &[(String, u64, u64)]) -> Workload {
+    Workload {
+        name: "gedf-m8-n40".into(),
+        platform: Platform {
+            clusters: vec![Cluster {
+                name: "all".into(),
+                cores: 8,
+                first_core: 0,
+                gpus: Vec::new(),
+            }],
+            gpus: Vec::new(),
+            pcie: Vec::new(),
+            bandwidth: Bandwidth::default(),
+        },
+        overheads: Overheads::zero(),
+        policy: Policy {
+            cpu_scheduler: CpuScheduler::GlobalEdf,
+            ..Policy::default()
+        },
+        vgpus: Vec::new(),
+        tasks: set
+            .iter()
+            .map(|(name, wcet_us, period_ms)| Task {
+                name: name.clone(),
+                wcet: wcet_us * 1_000,
+                period: period_ms * 1_000_000,
+                deadline: period_ms * 1_000_000,
+                jitter: 0,
+                blocking: 0,
+                cluster: None,
+                gpu: None,
+                location: Location::default(),
+            })
+            .collect(),
+    }
+}
+
+/// Best jobs/s over three runs, each growing the simulated duration until it
+/// takes at least `min_wall` seconds.
+fn rate(w: &Workload, min_wall: f64) -> (f64, u64) {
+    let mut duration: u64 = 1_000_000_000;
+    let mut best = (0.0f64, 0u64);
+    let mut runs = 0;
+    while runs < 3 {
+        let cfg = SimConfig {
+            duration,
+            jitter: false,
+            buckets: 1,
+            ..SimConfig::default()
+        };
+        let start = Instant::now();
+        let r = match simulate(w, &cfg) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("sim: {e}");
+                std::process::exit(2);
+            }
+        };
+        let wall = start.elapsed().as_secs_f64();
+        if wall < min_wall {
+            duration = duration.saturating_mul(2);
+            continue;
+        }
+        runs += 1;
+        let jps = r.jobs as f64 / wall;
+        if jps > best.0 {
+            best = (jps, r.jobs);
+        }
+    }
+    best
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let mut seconds = 1.0;
+    let mut python = PathBuf::from(".venv-simso/bin/python");
+    let mut i = 1;
+    while i < args.len() {
+        match (args[i].as_str(), args.get(i + 1)) {
+            ("--seconds", Some(v)) => {
+                seconds = v.parse().unwrap_or_else(|_| {
+                    eprintln!("sim: --seconds expects a number, found {v}");
+                    std::process::exit(2)
+                });
+                i += 2;
+            }
+            ("--simso", Some(v)) => {
+                python = PathBuf::from(v);
+                i += 2;
+            }
+            (a, _) => {
+                eprintln!("sim: unknown argument {a} (use --seconds S, --simso PYTHON)");
+                std::process::exit(2);
+            }
+        }
+    }
+    let root: PathBuf = [env!("CARGO_MANIFEST_DIR"), ".."].iter().collect();
+    let set = gedf_taskset();
+    let gedf = gedf_workload(&set);
+    let (cpu_rate, cpu_jobs) = rate(&gedf, seconds);
+    let ft_path = root.join("examples/feature-tracking.toml");
+    let ft = match load_workload(&ft_path) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("sim: {e}");
+            std::process::exit(2);
+        }
+    };
+    let (gpu_rate, gpu_jobs) = rate(&ft, seconds);
+
+    println!("rtgpu simulator, jobs per second (best of 3 runs of >= {seconds} s):");
+    println!("  CPU-only G-EDF m=8 n=40 U=6:        {cpu_rate:>12.0} jobs/s ({cpu_jobs} jobs/run)  goal 5,000,000");
+    println!("  feature tracking (seed 004, GPU):   {gpu_rate:>12.0} jobs/s ({gpu_jobs} jobs/run)  goal 1,000,000");
+
+    // SimSo on the same task set (ms units).
+    let spec = format!(
+        "{{\"cores\":8,\"duration_ms\":5000,\"tasks\":[{}]}}",
+        set.iter()
+            .map(|(n, wcet_us, p)| format!(
+                "{{\"name\":\"{n}\",\"wcet_ms\":{},\"period_ms\":{p}}}",
+                *wcet_us as f64 / 1000.0
+            ))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let spec_path = std::env::temp_dir().join(format!("rtgpu-simso-{}.json", std::process::id()));
+    if let Err(e) = std::fs::write(&spec_path, spec) {
+        eprintln!("sim: cannot write {}: {e}", spec_path.display());
+        std::process::exit(2);
+    }
+    let out = Command::new(&python)
+        .arg(root.join("bench/python/simso_gedf.py"))
+        .arg(&spec_path)
+        .output();
+    let _ = std::fs::remove_file(&spec_path);
+    match out {
+        Ok(o) if o.status.success() => {
+            // SimSo logs every scheduling event on stdout; the script's
+            // result is the last line.
+            let all = String::from_utf8_lossy(&o.stdout);
+            let text = all.lines().last().unwrap_or("").to_string();
+            let jps = text
+                .split("\"jobs_per_s\":")
+                .nth(1)
+                .and_then(|s| s.trim().trim_end_matches('}').trim().parse::<f64>().ok());
+            match jps {
+                Some(s) => {
+                    println!(
+                        "  SimSo 0.8 G-EDF, same task set:     {s:>12.0} jobs/s ({})",
+                        text.trim()
+                    );
+                    println!(
+                        "  ratio rtgpu / SimSo (CPU-only):     {:>12.0}x",
+                        cpu_rate / s
+                    );
+                }
+                None => println!("  SimSo: unreadable output: {text}"),
+            }
+        }
+        Ok(o) => println!(
+            "  SimSo: failed ({}): {}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        ),
+        Err(e) => println!(
+            "  SimSo: not run ({}: {e}); install it with `python3 -m venv .venv-simso && \
+             .venv-simso/bin/pip install simso`",
+            python.display()
+        ),
+    }
+}

@@ -1,0 +1,101 @@
+//! Compiles `tests/c/client.c` against `include/rtgpu.h` and the built
+//! `librtgpu.so` with the system C compiler, and runs it: the C API works
+//! from real C threads (mutual exclusion, errors, any free order).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+#[test]
+fn a_c_program_uses_the_arbiter() {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    // target/<profile>/deps/<this test> -> target/<profile>
+    let exe = std::env::current_exe().expect("test path");
+    let profile_dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>");
+    let lib = profile_dir.join("librtgpu.so");
+    if !lib.exists() {
+        // `cargo test` builds the library only as an rlib for the tests;
+        // the shared library comes from a build (scripts/test.sh does one).
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "-p", "rtgpu-capi", "--lib"])
+            .current_dir(&manifest)
+            .status()
+            .expect("run cargo");
+        assert!(status.success(), "cargo build -p rtgpu-capi failed");
+    }
+    assert!(lib.exists(), "{} was not built", lib.display());
+    let out_dir = tempfile_dir();
+    let bin = out_dir.join("client");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let status = Command::new(&cc)
+        .arg(manifest.join("tests/c/client.c"))
+        .arg("-I")
+        .arg(manifest.join("include"))
+        .arg("-L")
+        .arg(profile_dir)
+        .arg(format!("-Wl,-rpath,{}", profile_dir.display()))
+        .args(["-lrtgpu", "-lpthread", "-Wall", "-Wextra", "-Werror", "-o"])
+        .arg(&bin)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run the C compiler {cc:?}: {e}"));
+    assert!(status.success(), "the C client did not compile");
+    let run = Command::new(&bin).output().expect("run the C client");
+    assert!(
+        run.status.success(),
+        "C client failed with {:?}: {}{}",
+        run.status.code(),
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(String::from_utf8_lossy(&run.stdout).contains("one exec holder at a time"));
+}
+
+fn tempfile_dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rtgpu-capi-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+/// `scripts/install-capi.sh PREFIX` installs a library, header and
+/// pkg-config file with which a C program builds and runs.
+#[test]
+fn the_installed_library_builds_with_pkg_config() {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = manifest.join("../..");
+    let prefix = tempfile_dir().join("prefix");
+    let status = Command::new("bash")
+        .arg(root.join("scripts/install-capi.sh"))
+        .arg(&prefix)
+        .env("RTGPU_CAPI_PROFILE", "debug")
+        .status()
+        .expect("run the install script");
+    assert!(status.success());
+    let pc = std::fs::read_to_string(prefix.join("lib/pkgconfig/rtgpu.pc")).expect("rtgpu.pc");
+    assert!(pc.contains("Libs: -L${libdir}"), "{pc}");
+    let flags = Command::new("pkg-config")
+        .args(["--cflags", "--libs", "rtgpu"])
+        .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig"))
+        .output();
+    let Ok(flags) = flags else {
+        panic!("pkg-config is needed for this test (apt-get install pkg-config)");
+    };
+    assert!(
+        flags.status.success(),
+        "{}",
+        String::from_utf8_lossy(&flags.stderr)
+    );
+    let flags = String::from_utf8_lossy(&flags.stdout).to_string();
+    let bin = prefix.join("client");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let status = Command::new(&cc)
+        .arg(manifest.join("tests/c/client.c"))
+        .args(flags.split_whitespace())
+        .arg("-o")
+        .arg(&bin)
+        .status()
+        .expect("run the C compiler");
+    assert!(status.success());
+    assert!(Command::new(&bin).status().expect("run").success());
+}

@@ -1,0 +1,115 @@
+//! End-to-end tests of `rtgpu simulate`: exit statuses, outputs and errors.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn rtgpu(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rtgpu"))
+        .args(args)
+        .output()
+        .expect("the rtgpu binary runs")
+}
+
+fn example(name: &str) -> String {
+    let p: PathBuf = [env!("CARGO_MANIFEST_DIR"), "..", "..", "examples", name]
+        .iter()
+        .collect();
+    p.to_string_lossy().into_owned()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn quickstart_runs_as_planned_beside_its_bounds() {
+    let o = rtgpu(&["simulate", &example("quickstart.toml"), "--duration", "1 s"]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", text(&o.stderr));
+    assert!(out.contains("scheduler: P-FP"), "{out}");
+    assert!(out.contains("deadline misses: 0"), "{out}");
+    // The bound column: joint-control's analysed bound is 600 us.
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("joint-control"))
+        .expect("task row");
+    assert_eq!(line.matches("600 us").count(), 2, "{line}");
+    assert!(!out.contains("WARNING"), "{out}");
+}
+
+#[test]
+fn outputs_csv_trace_svg_and_json() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let csv = dir.path().join("jobs.csv");
+    let trace = dir.path().join("trace.json");
+    let svg = dir.path().join("plot.svg");
+    let o = rtgpu(&[
+        "simulate",
+        &example("feature-tracking.toml"),
+        "--duration",
+        "300 ms",
+        "--json",
+        "--csv",
+        csv.to_str().expect("utf8"),
+        "--trace",
+        trace.to_str().expect("utf8"),
+        "--svg",
+        svg.to_str().expect("utf8"),
+        "--scenario",
+        "AEDG,2MB",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    assert_eq!(v["scheduler"], "C-EDF");
+    let jobs = v["jobs"].as_u64().expect("jobs");
+    assert!(jobs > 0);
+    let csv = std::fs::read_to_string(&csv).expect("csv written");
+    assert!(csv.starts_with("task,job,release_ns"));
+    assert_eq!(csv.lines().count() as u64, 1 + jobs);
+    let t: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).expect("trace")).expect("valid");
+    assert!(t["traceEvents"].as_array().is_some_and(|a| a.len() > 100));
+    let s = std::fs::read_to_string(&svg).expect("svg");
+    assert!(s.starts_with("<svg"));
+}
+
+#[test]
+fn misses_give_exit_status_1() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("over.toml");
+    std::fs::write(
+        &f,
+        "[platform]\ncores = 1\n[overheads]\nbase = \"zero\"\n[policy]\ncpu_scheduler = \"G-EDF\"\n\
+         [[task]]\nname = \"a\"\nwcet = \"6 ms\"\nperiod = \"10 ms\"\n\
+         [[task]]\nname = \"b\"\nwcet = \"6 ms\"\nperiod = \"10 ms\"\n",
+    )
+    .expect("write");
+    let o = rtgpu(&[
+        "simulate",
+        f.to_str().expect("utf8"),
+        "--duration",
+        "100 ms",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("deadline(s) missed"));
+}
+
+#[test]
+fn bad_options_are_named() {
+    let f = example("quickstart.toml");
+    for (args, want) in [
+        (vec!["--scenario", "AEXG,2MB"], "letter 3"),
+        (vec!["--duration", "10"], "--duration `10`"),
+        (vec!["--bcet", "150"], "--bcet must be a percentage"),
+    ] {
+        let mut all = vec!["simulate", f.as_str()];
+        all.extend(args);
+        let o = rtgpu(&all);
+        assert_eq!(o.status.code(), Some(2));
+        let err = text(&o.stderr);
+        assert!(err.contains(want), "{err}");
+    }
+    let o = rtgpu(&["simulate", "/nonexistent.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("nonexistent"));
+}

@@ -1,0 +1,207 @@
+//! The GPU-aware bounds of `rtgpu analyze` (issue 3: k-FMLP, GPUSync's
+//! appendix, static assignment, suspension-oblivious inflation) against the
+//! simulator: for random GPU workloads the analysis calls schedulable, no
+//! simulated response time may exceed its bound.
+//!
+//! Assumptions of the analyses that the generated platforms respect: each
+//! GPU has its own PCIe link (no topology, so no two copies share a bus:
+//! the bounds charge copies at full bandwidth); overheads are zero (the
+//! overhead accounting is exercised by `rtgpu analyze`'s own tests; here the
+//! simulator's overhead injection would be compared with a different
+//! placement of the same charges); engine locks on whenever ρ > 1 (without
+//! them the analysis reports no bound).
+//!
+//! `RTGPU_GPU_SOUNDNESS_N` workloads (default 2,500); the long run:
+//! `RTGPU_GPU_SOUNDNESS_N=200000 cargo test --release -p rtgpu-sim --test gpu_soundness`.
+
+use rtgpu_analysis::generate::Rng;
+use rtgpu_analysis::workload::{analyze, Verdict};
+use rtgpu_model::*;
+use rtgpu_sim::{simulate, Releases, SimConfig};
+
+const PERIODS_US: [u64; 5] = [5_000, 10_000, 20_000, 25_000, 50_000];
+
+fn random_workload(rng: &mut Rng, k: u64) -> Workload {
+    let sched = match k % 5 {
+        0 => CpuScheduler::PartitionedFp,
+        1 => CpuScheduler::ClusteredFp,
+        2 => CpuScheduler::GlobalFp,
+        3 => CpuScheduler::ClusteredEdf,
+        _ => CpuScheduler::GlobalEdf,
+    };
+    let nclusters = rng.range(1, 2) as usize;
+    let mut clusters = Vec::new();
+    let mut gpus = Vec::new();
+    let mut first = 0;
+    for c in 0..nclusters {
+        let cores = rng.range(1, 3) as u32;
+        let ng = rng.range(1, 2) as usize;
+        let ids: Vec<usize> = (gpus.len()..gpus.len() + ng).collect();
+        for _ in 0..ng {
+            gpus.push(Gpu {
+                name: format!("gpu{}", gpus.len()),
+                cluster: c,
+                copy_engines: rng.range(1, 2) as u8,
+                attach: None,
+            });
+        }
+        clusters.push(Cluster {
+            name: format!("c{c}"),
+            cores,
+            first_core: first,
+            gpus: ids,
+        });
+        first += cores;
+    }
+    let allocator = match rng.range(0, 3) {
+        0 => GpuAllocator::Static,
+        1 => GpuAllocator::KFmlp,
+        2 => GpuAllocator::GpuSync { affinity: true },
+        _ => GpuAllocator::GpuSync { affinity: false },
+    };
+    let tokens = rng.range(1, 2) as u32;
+    let n = rng.range(2, 2 + 2 * first as u64) as usize;
+    let tasks = (0..n)
+        .map(|i| {
+            let period = PERIODS_US[rng.range(0, PERIODS_US.len() as u64 - 1) as usize] * 1_000;
+            let wcet = rng.range(period / 50, period / 6).max(1_000);
+            let cluster = rng.range(0, nclusters as u64 - 1) as usize;
+            let gpu = (rng.range(0, 2) > 0).then(|| GpuPart {
+                copy_in: rng.range(0, 2 << 20),
+                kernels: (0..rng.range(1, 3))
+                    .map(|_| rng.range(50_000, period / 20))
+                    .collect(),
+                copy_out: rng.range(0, 2 << 20),
+                state: if rng.range(0, 1) == 0 {
+                    0
+                } else {
+                    rng.range(0, 4 << 20)
+                },
+                interrupts: 1,
+                vgpu: None,
+            });
+            Task {
+                name: format!("t{i}"),
+                wcet,
+                period,
+                deadline: period,
+                jitter: 0,
+                blocking: 0,
+                cluster: Some(cluster),
+                gpu,
+                location: Location::default(),
+            }
+        })
+        .collect();
+    Workload {
+        name: format!("gpu-random-{k}"),
+        platform: Platform {
+            clusters,
+            gpus,
+            pcie: Vec::new(),
+            bandwidth: Bandwidth::default(),
+        },
+        overheads: Overheads::zero(),
+        policy: Policy {
+            cpu_scheduler: sched,
+            partitioning: Partitioning::Fit {
+                rule: if rng.range(0, 1) == 0 {
+                    FitRule::First
+                } else {
+                    FitRule::Worst
+                },
+                order: SortOrder::DecreasingUtilization,
+            },
+            priority: PriorityAssignment::DeadlineMonotonic,
+            gpu_allocator: allocator,
+            tokens_per_gpu: tokens,
+            engine_locks: true,
+            peer_locking: if rng.range(0, 1) == 0 {
+                PeerLocking::Dgl
+            } else {
+                PeerLocking::Nested
+            },
+            chunk_size: if rng.range(0, 1) == 0 {
+                None
+            } else {
+                Some(rng.range(256 << 10, 1 << 20))
+            },
+            ..Policy::default()
+        },
+        vgpus: Vec::new(),
+        tasks,
+    }
+}
+
+#[test]
+fn gpu_aware_bounds_are_sound() {
+    let n: u64 = std::env::var("RTGPU_GPU_SOUNDNESS_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_500);
+    let mut rng = Rng::new(42);
+    let (mut bounded, mut jobs, mut gpu_jobs_bounded) = (0u64, 0u64, 0u64);
+    for k in 0..n {
+        let mut w = random_workload(&mut rng, k);
+        // Tasks of a cluster without GPUs cannot use one.
+        for t in &mut w.tasks {
+            if let Some(c) = t.cluster {
+                if w.platform.clusters[c].gpus.is_empty() {
+                    t.gpu = None;
+                }
+            }
+        }
+        let (report, _) = analyze(&w);
+        if report.verdict != Verdict::Schedulable {
+            continue;
+        }
+        bounded += 1;
+        let sporadic = k % 2 == 1;
+        let r = simulate(
+            &w,
+            &SimConfig {
+                duration: 200_000_000,
+                seed: k,
+                releases: if sporadic {
+                    Releases::Sporadic {
+                        max_extra_ppm: 200_000,
+                    }
+                } else {
+                    Releases::Periodic
+                },
+                bcet_ppm: if sporadic { 600_000 } else { 1_000_000 },
+                overheads: false,
+                drain: true,
+                buckets: 1,
+                ..SimConfig::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", w.name));
+        jobs += r.jobs;
+        for (t, tr) in r.tasks.iter().zip(&report.tasks) {
+            let Some(bound) = tr.response_time else {
+                panic!("{}: schedulable but no bound for {}", w.name, t.name)
+            };
+            if t.uses_gpu {
+                gpu_jobs_bounded += t.jobs;
+            }
+            assert!(
+                t.max_response <= bound,
+                "{} ({:?}, {:?}, rho {}): task {} observed {} > bound {}\n{:#?}",
+                w.name,
+                w.policy.cpu_scheduler,
+                w.policy.gpu_allocator,
+                w.policy.tokens_per_gpu,
+                t.name,
+                t.max_response,
+                bound,
+                w
+            );
+        }
+    }
+    eprintln!(
+        "{n} GPU workloads, {bounded} with a bound, {jobs} jobs ({gpu_jobs_bounded} GPU jobs)"
+    );
+    assert!(bounded * 5 >= n, "only {bounded} of {n} had a bound");
+    assert!(gpu_jobs_bounded > 0);
+}

@@ -1,0 +1,116 @@
+"""The GPU arbiter from Python threads: mutual exclusion of tokens and
+engine locks, release on exceptions, GIL released while waiting, and clear
+errors for misuse."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from rtgpu.runtime import Arbiter, chunks
+
+
+def test_tokens_and_engines_are_exclusive_across_python_threads() -> None:
+    arb = Arbiter(gpus=2, copy_engines=1, tokens_per_gpu=1)
+    holders = [0, 0]
+    engine = [0, 0]
+    worst = [0, 0]
+    lock = threading.Lock()
+
+    def worker(prio: int) -> None:
+        me = arb.register(priority=prio)
+        for _ in range(40):
+            with me.token(hold="1 ms") as tok:
+                g = tok.gpu
+                with lock:
+                    holders[g] += 1
+                    worst[0] = max(worst[0], holders[g])
+                with tok.exec_engine():
+                    with lock:
+                        engine[g] += 1
+                        worst[1] = max(worst[1], engine[g])
+                    time.sleep(0.0002)
+                    with lock:
+                        engine[g] -= 1
+                with lock:
+                    holders[g] -= 1
+
+    threads = [threading.Thread(target=worker, args=(10 + i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+        assert not t.is_alive(), "a client thread is stuck"
+    assert worst == [1, 1], "two holders of one token or one engine at once"
+    grants = [h for h in arb.take_handoffs() if h[2].startswith("token-granted")]
+    assert len(grants) == 6 * 40
+
+
+def test_an_exception_inside_the_blocks_releases_everything() -> None:
+    arb = Arbiter(gpus=1, tokens_per_gpu=1)
+    me = arb.register()
+    with pytest.raises(ZeroDivisionError), me.token() as tok, tok.copy_in():
+        _ = 1 / 0
+    # Another thread gets the token and the lock at once.
+    done = threading.Event()
+
+    def other() -> None:
+        c = arb.register()
+        with c.token() as t, t.copy_in():
+            done.set()
+
+    th = threading.Thread(target=other)
+    th.start()
+    th.join(timeout=10)
+    assert done.is_set()
+
+
+def test_waiting_releases_the_gil() -> None:
+    # One token: the main thread holds it while a second thread waits in
+    # `with token()`. The main thread keeps running Python meanwhile.
+    arb = Arbiter(gpus=1, tokens_per_gpu=1)
+    me = arb.register()
+    got = threading.Event()
+
+    def waiter() -> None:
+        c = arb.register()
+        with c.token():
+            got.set()
+
+    with me.token():
+        th = threading.Thread(target=waiter)
+        th.start()
+        spins = 0
+        deadline = time.monotonic() + 0.2
+        while time.monotonic() < deadline:
+            spins += 1
+        assert not got.is_set()
+        assert spins > 1000
+    th.join(timeout=10)
+    assert got.is_set()
+
+
+def test_misuse_is_refused_clearly() -> None:
+    with pytest.raises(ValueError, match="gpus must be at least 1"):
+        Arbiter(gpus=0)
+    with pytest.raises(ValueError, match="allocator"):
+        Arbiter(allocator="round-robin")
+    arb = Arbiter()
+    with pytest.raises(ValueError, match="priority"):
+        arb.register(priority=0)
+    me = arb.register()
+    with pytest.raises(ValueError, match="out of range"):
+        me.token(gpu=3)
+    tok = me.token()
+    with pytest.raises(RuntimeError, match="not held"):
+        tok.exec_engine()
+
+
+def test_chunks_cover_the_copy_exactly() -> None:
+    assert list(chunks(5, 2)) == [(0, 2), (2, 2), (4, 1)]
+    assert list(chunks(4, None)) == [(0, 4)]
+    assert list(chunks(0, 2)) == []
+    with pytest.raises(ValueError):
+        list(chunks(-1, 2))
