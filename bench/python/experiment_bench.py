@@ -69,7 +69,17 @@ def in_process(study: ex.Study) -> float:
     return time.perf_counter() - start
 
 
-def on_cluster(study: ex.Study, workers: int, rounds: int) -> float:
+def _cpu_seconds() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def on_cluster(study: ex.Study, workers: int, rounds: int) -> tuple[float, float]:
+    """Best wall time of ``rounds`` runs, and the worker CPU seconds that
+    run used (so that a loaded machine, where two workers cannot both get a
+    core, still shows whether Dask itself scales)."""
     cluster = distributed.LocalCluster(
         n_workers=workers,
         threads_per_worker=1,
@@ -81,12 +91,16 @@ def on_cluster(study: ex.Study, workers: int, rounds: int) -> float:
     try:
         # Warm the workers (imports, first call) before timing.
         client.run(lambda: __import__("rtgpu.experiment"))
-        best = float("inf")
+        best, cpu = float("inf"), 0.0
         for _ in range(rounds):
+            before = sum(client.run(_cpu_seconds).values())
             start = time.perf_counter()
             ex.run(study, client=client, progress=False, plots=False, fresh=True)
-            best = min(best, time.perf_counter() - start)
-        return best
+            wall = time.perf_counter() - start
+            used = sum(client.run(_cpu_seconds).values()) - before
+            if wall < best:
+                best, cpu = wall, used
+        return best, cpu
     finally:
         client.close()
         cluster.close()
@@ -105,8 +119,9 @@ def main() -> None:
         study = ex.load_study(path)
         total = sum(p.sets for p in study.points())
         ref = min(in_process(study) for _ in range(a.rounds))
-        one = on_cluster(study, 1, a.rounds)
-        two = on_cluster(study, 2, a.rounds)
+        one, cpu_one = on_cluster(study, 1, a.rounds)
+        two, cpu_two = on_cluster(study, 2, a.rounds)
+        load = os.getloadavg()[0]
         rows = list(csv_rows(study.output / "summary.csv"))  # from the last run: the ratio curve
     result: dict[str, Any] = {
         "sets": total,
@@ -116,6 +131,10 @@ def main() -> None:
         "dask_2_workers_sets_per_s": total / two,
         "speedup_1_to_2": one / two,
         "dask_1_worker_vs_in_process": ref / one,
+        "sets_per_worker_cpu_second_1": total / cpu_one,
+        "sets_per_worker_cpu_second_2": total / cpu_two,
+        "cpu_efficiency_2_vs_1": cpu_one / cpu_two,
+        "load_average_1min": load,
         "curve": {r["u"]: float(r["ratio"]) for r in rows},
         "cpus": os.cpu_count(),
         "cpu": cpu_model(),
@@ -131,6 +150,14 @@ def main() -> None:
     print(f"  Dask, 2 workers     : {result['dask_2_workers_sets_per_s']:>10,.0f} sets/s")
     print(f"  speed-up 1 -> 2 workers: {result['speedup_1_to_2']:.2f}x (goal >= 1.8x)")
     print(f"  Dask overhead, 1 worker vs in process: {result['dask_1_worker_vs_in_process']:.2f}x")
+    print(
+        f"  per worker CPU second: {result['sets_per_worker_cpu_second_1']:,.0f} (1 worker), "
+        f"{result['sets_per_worker_cpu_second_2']:,.0f} (2 workers): "
+        f"{result['cpu_efficiency_2_vs_1']:.2f} of the work per CPU second"
+    )
+    print(
+        f"  load average during the run: {result['load_average_1min']:.1f} on {os.cpu_count()} CPUs"
+    )
     curve = "  ".join(f"{u}:{r:.2f}" for u, r in result["curve"].items())
     print(f"  ratio curve (U/m: schedulable ratio): {curve}")
 

@@ -645,6 +645,24 @@ mod tests {
         assert!(light.tests.iter().all(|t| t.schedulable == 20), "{light:?}");
         let over = run_batch(&spec(12.5, Overshoot::Keep), 4, 0, 10, &setup, &tests, m);
         assert!(over.tests.iter().all(|t| t.schedulable == 0), "{over:?}");
+        // Half-loaded platform, i = 1: every set settles and passes (the
+        // C-EDF fixed point once waited for exact equality of the bounds
+        // and gave up on about 10 % of such sets).
+        let half = Spec {
+            utilizations: Utilizations::Uniform {
+                lo: 0.5,
+                hi: 0.9,
+                total: Some(5.0),
+                n: None,
+                overshoot: Overshoot::Trim,
+            },
+            gpu: spec(5.0, Overshoot::Trim)
+                .gpu
+                .map(|g| Gpu { eta: [1, 1], ..g }),
+            ..spec(5.0, Overshoot::Trim)
+        };
+        let mid = run_batch(&half, 77, 0, 40, &setup, &tests[1..2], m);
+        assert_eq!(mid.tests[0].schedulable, 40, "{mid:?}");
         // Effective utilization at R = 16 exceeds the CPU utilization:
         // each GPU-using task adds 15 · 0.75 · U_i.
         assert!(light.effective_utilization_sum > 2.0 * light.utilization_sum);
