@@ -625,8 +625,30 @@ class Arbiter:
     def take_handoffs(self) -> list[tuple[int, int, str]]: ...
     def apply_errors(self) -> list[str]: ...
 
+def connect(socket: str | os.PathLike[str] | None = None, priority: int = 50) -> Client: ...
+
+@final
+class Daemon:
+    def __init__(
+        self,
+        socket: str | os.PathLike[str],
+        gpus: int = 1,
+        copy_engines: int = 2,
+        tokens_per_gpu: int = 2,
+        allocator: str = "gpusync",
+        engine_locks: bool = True,
+        inherit: bool = True,
+    ) -> None: ...
+    @property
+    def socket(self) -> str: ...
+    def stop(self) -> dict[str, int]: ...
+    def __enter__(self) -> Daemon: ...
+    def __exit__(self, *args: object) -> bool: ...
+
 @final
 class Client:
+    @property
+    def gpus(self) -> int: ...
     def token(
         self,
         hold: Duration | None = None,

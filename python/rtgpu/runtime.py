@@ -18,7 +18,18 @@ Wrap your own GPU calls (PyTorch, CuPy, ...) in ``with`` blocks::
             out = y.get()
 
 Every wait releases the GIL. Leaving a block releases what it holds, also on
-an exception. For a chunked copy (seed 004 §4.3), take ``copy_in()`` once per
+an exception.
+
+Several processes share GPUs through the daemon (``rtgpu daemon``, or
+:class:`Daemon` served from a Python process): each thread calls
+:func:`connect` instead of ``Arbiter.register`` and gets the same
+:class:`Client`; a process that dies loses what it held at once::
+
+    from rtgpu.runtime import connect
+
+    me = connect("/tmp/rtgpud.sock", priority=50)
+    with me.token(hold="5 ms") as tok, tok.exec_engine():
+        ... For a chunked copy (seed 004 §4.3), take ``copy_in()`` once per
 chunk (see :func:`chunks`). Without the privilege for real-time priorities
 inheritance cannot be applied; :meth:`Arbiter.apply_errors` says so.
 """
@@ -27,9 +38,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ._rtgpu import Arbiter, Client, EngineLock, Token
+from ._rtgpu import Arbiter, Client, Daemon, EngineLock, Token, connect
 
-__all__ = ["Arbiter", "Client", "EngineLock", "Token", "chunks"]
+__all__ = ["Arbiter", "Client", "Daemon", "EngineLock", "Token", "chunks", "connect"]
 
 
 def chunks(nbytes: int, chunk: int | None) -> Iterator[tuple[int, int]]:

@@ -50,6 +50,11 @@ void rtgpu_arbiter_free(rtgpu_arbiter *arbiter);
 
 /* Registers the calling thread with its base SCHED_FIFO priority (1-99). */
 rtgpu_client *rtgpu_register(rtgpu_arbiter *arbiter, int fifo_priority);
+/* Cross-process mode: connects the calling thread to `rtgpu daemon` at
+ * socket (NULL: /tmp/rtgpud.sock) with its base SCHED_FIFO priority. The
+ * token and lock calls below work the same on such a client; if this process
+ * dies, the daemon releases whatever it held at once. */
+rtgpu_client *rtgpu_connect(const char *socket, int fifo_priority);
 void rtgpu_client_free(rtgpu_client *client);
 
 /* Blocks until a GPU token is granted; *gpu_out (if not NULL) gets its GPU.

@@ -1,8 +1,9 @@
 //! # rtgpu-capi
 //!
-//! The C ABI of rtgpu's in-process GPU arbiter (`include/rtgpu.h`), for
-//! CUDA C/C++ programs: opaque handles for the arbiter, a registered client
-//! thread, a held GPU token and a held engine lock. Functions that return a
+//! The C ABI of rtgpu's GPU arbiter (`include/rtgpu.h`), for CUDA C/C++
+//! programs: opaque handles for the in-process arbiter, a registered client
+//! thread (of the in-process arbiter or of `rtgpu daemon`), a held GPU token
+//! and a held engine lock. Functions that return a
 //! handle return NULL on error and leave the reason in a thread-local
 //! message ([`rtgpu_last_error`]). No panic crosses the boundary: every entry
 //! point catches unwinding and reports it as an error.
@@ -18,18 +19,17 @@ use std::ffi::{c_char, c_int, c_uint, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use rtgpu_runtime::arbiter::{
-    self, Arbiter, ArbiterConfig, Client, Engine, EngineGuard, TokenConfig, TokenGuard, ALLOCATORS,
-};
+use rtgpu_runtime::arbiter::{self, Arbiter, ArbiterConfig, Engine, TokenConfig, ALLOCATORS};
+use rtgpu_runtime::client::{AnyClient, AnyLock, AnyToken};
 
 /// `rtgpu_arbiter` in C.
 pub struct rtgpu_arbiter(Arc<Arbiter>, usize);
 /// `rtgpu_client` in C.
-pub struct rtgpu_client(Client, usize);
+pub struct rtgpu_client(AnyClient);
 /// `rtgpu_token` in C.
-pub struct rtgpu_token(TokenGuard, usize);
+pub struct rtgpu_token(AnyToken);
 /// `rtgpu_lock` in C.
-pub struct rtgpu_lock(#[allow(dead_code)] EngineGuard);
+pub struct rtgpu_lock(#[allow(dead_code)] AnyLock);
 
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
@@ -137,12 +137,40 @@ pub unsafe extern "C" fn rtgpu_register(
     guarded(|| {
         // SAFETY: a live handle per the contract.
         let a = unsafe { arbiter.as_ref() }.ok_or("arbiter is NULL")?;
-        let prio = u8::try_from(fifo_priority)
-            .ok()
-            .filter(|p| (1..=99).contains(p))
-            .ok_or_else(|| format!("fifo_priority must be 1..=99, got {fifo_priority}"))?;
-        let c = a.0.register(prio).map_err(|e| e.to_string())?;
-        Ok(Box::new(rtgpu_client(c, a.1)))
+        let c = AnyClient::local(&a.0, a.1, fifo(fifo_priority)?).map_err(|e| e.to_string())?;
+        Ok(Box::new(rtgpu_client(c)))
+    })
+}
+
+fn fifo(fifo_priority: c_int) -> Result<u8, String> {
+    u8::try_from(fifo_priority)
+        .ok()
+        .filter(|p| (1..=99).contains(p))
+        .ok_or_else(|| format!("fifo_priority must be 1..=99, got {fifo_priority}"))
+}
+
+/// Connects the calling thread to `rtgpu daemon` at `socket` (NULL: the
+/// daemon's default path) with base SCHED_FIFO priority `fifo_priority`.
+///
+/// # Safety
+/// `socket` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn rtgpu_connect(
+    socket: *const c_char,
+    fifo_priority: c_int,
+) -> *mut rtgpu_client {
+    guarded(|| {
+        let path = if socket.is_null() {
+            rtgpu_runtime::daemon::DEFAULT_SOCKET.to_string()
+        } else {
+            // SAFETY: a NUL-terminated string per the contract.
+            unsafe { CStr::from_ptr(socket) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        let c = AnyClient::connect(std::path::Path::new(&path), fifo(fifo_priority)?)
+            .map_err(|e| format!("{path}: {e}"))?;
+        Ok(Box::new(rtgpu_client(c)))
     })
 }
 
@@ -166,8 +194,7 @@ pub unsafe extern "C" fn rtgpu_token_acquire(
         // SAFETY: a live handle per the contract.
         let c = unsafe { client.as_ref() }.ok_or("client is NULL")?;
         let t = c.0.token(0, hold_ns, None, 0).map_err(|e| e.to_string())?;
-        let gpus = c.1;
-        Ok(Box::new(rtgpu_token(t, gpus)))
+        Ok(Box::new(rtgpu_token(t)))
     });
     if !p.is_null() && !gpu_out.is_null() {
         // SAFETY: p is the token just made; gpu_out points to an int.
@@ -219,16 +246,7 @@ pub unsafe extern "C" fn rtgpu_peer_copy_lock(
     guarded(|| {
         // SAFETY: a live handle per the contract.
         let t = unsafe { token.as_ref() }.ok_or("token is NULL")?;
-        let src = src_gpu as usize;
-        if src >= t.1 {
-            return Err(format!(
-                "src_gpu {src} is out of range: the arbiter has {} GPU(s)",
-                t.1
-            ));
-        }
-        let g =
-            t.0.locks(&[(src, Engine::CopyOut), (t.0.gpu(), Engine::CopyIn)])
-                .map_err(|e| e.to_string())?;
+        let g = t.0.peer_copy(src_gpu as usize).map_err(|e| e.to_string())?;
         Ok(Box::new(rtgpu_lock(g)))
     })
 }

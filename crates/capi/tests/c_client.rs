@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-#[test]
-fn a_c_program_uses_the_arbiter() {
+/// Builds `tests/c/client.c` against the built library; returns the binary.
+fn build_c_client(name: &str) -> PathBuf {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     // target/<profile>/deps/<this test> -> target/<profile>
     let exe = std::env::current_exe().expect("test path");
@@ -27,7 +27,7 @@ fn a_c_program_uses_the_arbiter() {
     }
     assert!(lib.exists(), "{} was not built", lib.display());
     let out_dir = tempfile_dir();
-    let bin = out_dir.join("client");
+    let bin = out_dir.join(name);
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
     let status = Command::new(&cc)
         .arg(manifest.join("tests/c/client.c"))
@@ -41,6 +41,12 @@ fn a_c_program_uses_the_arbiter() {
         .status()
         .unwrap_or_else(|e| panic!("cannot run the C compiler {cc:?}: {e}"));
     assert!(status.success(), "the C client did not compile");
+    bin
+}
+
+#[test]
+fn a_c_program_uses_the_arbiter() {
+    let bin = build_c_client("client-local");
     let run = Command::new(&bin).output().expect("run the C client");
     assert!(
         run.status.success(),
@@ -50,6 +56,45 @@ fn a_c_program_uses_the_arbiter() {
         String::from_utf8_lossy(&run.stderr)
     );
     assert!(String::from_utf8_lossy(&run.stdout).contains("one exec holder at a time"));
+}
+
+/// Cross-process mode: two C processes of two threads each share two GPUs
+/// through a real daemon; a bad socket is an error naming the path.
+#[test]
+fn c_processes_share_gpus_through_the_daemon() {
+    use rtgpu_runtime::arbiter::{ArbiterConfig, QueueRule, TokenConfig};
+    let bin = build_c_client("client-remote");
+    let sock = tempfile_dir().join("d.sock");
+    let config = ArbiterConfig {
+        copy_engines: vec![1, 1],
+        tokens: TokenConfig {
+            gpus: 2,
+            tokens_per_gpu: 1,
+            rule: QueueRule::EarliestCompletion,
+            stealing: false,
+        },
+        distance: Vec::new(),
+        engine_locks: true,
+        apply_priorities: false,
+        priors: Vec::new(),
+    };
+    let (stop, daemon) = rtgpu_runtime::daemon::spawn(&sock, config).expect("daemon");
+    let run = Command::new(&bin)
+        .arg(&sock)
+        .output()
+        .expect("run the C client");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let stats = daemon.join().expect("daemon thread").expect("daemon ran");
+    assert!(
+        run.status.success(),
+        "C client failed with {:?}: {}{}",
+        run.status.code(),
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(String::from_utf8_lossy(&run.stdout).contains("one exec holder at a time"));
+    assert_eq!(stats.clients, 5, "four workers and one error-path client");
+    assert!(stats.token_grants >= 401, "{stats:?}");
 }
 
 fn tempfile_dir() -> PathBuf {

@@ -105,7 +105,7 @@ enum Command {
     /// that die release what they held at once).
     Daemon {
         /// Socket path.
-        #[arg(long, default_value = "/tmp/rtgpud.sock")]
+        #[arg(long, default_value = rtgpu_runtime::daemon::DEFAULT_SOCKET)]
         socket: PathBuf,
         #[arg(long, default_value_t = 1)]
         gpus: usize,

@@ -17,6 +17,10 @@
 //!
 //! Every blocking wait releases the GIL. Leaving a `with` block releases what
 //! it holds, also on an exception; so does garbage collection of a guard.
+//!
+//! Cross-process mode: `rtgpu.runtime.connect(socket)` registers the calling
+//! thread with `rtgpu daemon` instead and returns the same `Client` type;
+//! `rtgpu.runtime.Daemon` serves the arbiter from this process.
 
 use std::sync::{Arc, Mutex};
 
@@ -24,9 +28,11 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use rtgpu_runtime::arbiter::{
-    Arbiter, ArbiterConfig, Client, Engine, EngineGuard, EventKind, TokenConfig, TokenGuard,
-};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rtgpu_runtime::arbiter::{Arbiter, ArbiterConfig, Engine, EventKind, TokenConfig};
+use rtgpu_runtime::client::{AnyClient, AnyLock, AnyToken};
 
 use crate::args::{bad_choice, value_error};
 
@@ -37,6 +43,49 @@ fn runtime_error(e: impl std::fmt::Display) -> PyErr {
 /// Time in ns from an int, a string with a unit ("5 ms") or a timedelta.
 fn nanos(v: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
     crate::args::duration(v, what)
+}
+
+/// The arbiter settings shared by [`PyArbiter`] and [`PyDaemon`], checked.
+fn arbiter_config(
+    gpus: usize,
+    copy_engines: u8,
+    tokens_per_gpu: usize,
+    allocator: &str,
+    engine_locks: bool,
+    inherit: bool,
+) -> PyResult<ArbiterConfig> {
+    if gpus == 0 {
+        return Err(value_error("gpus must be at least 1"));
+    }
+    if !(1..=2).contains(&copy_engines) {
+        return Err(value_error("copy_engines must be 1 or 2"));
+    }
+    if tokens_per_gpu == 0 {
+        return Err(value_error("tokens_per_gpu must be at least 1"));
+    }
+    let (rule, stealing) = rtgpu_runtime::arbiter::allocator(allocator)
+        .ok_or_else(|| bad_choice("allocator", allocator, &rtgpu_runtime::arbiter::ALLOCATORS))?;
+    Ok(ArbiterConfig {
+        copy_engines: vec![copy_engines; gpus],
+        tokens: TokenConfig {
+            gpus,
+            tokens_per_gpu,
+            rule,
+            stealing,
+        },
+        distance: Vec::new(),
+        engine_locks,
+        apply_priorities: inherit,
+        priors: Vec::new(),
+    })
+}
+
+fn fifo(priority: u8) -> PyResult<u8> {
+    if (1..=99).contains(&priority) {
+        Ok(priority)
+    } else {
+        Err(value_error("priority must be a SCHED_FIFO priority 1..=99"))
+    }
 }
 
 /// The arbiter: GPU tokens and engine locks for the threads of this process.
@@ -58,46 +107,26 @@ impl PyArbiter {
         engine_locks: bool,
         inherit: bool,
     ) -> PyResult<Self> {
-        if gpus == 0 {
-            return Err(value_error("gpus must be at least 1"));
-        }
-        if !(1..=2).contains(&copy_engines) {
-            return Err(value_error("copy_engines must be 1 or 2"));
-        }
-        if tokens_per_gpu == 0 {
-            return Err(value_error("tokens_per_gpu must be at least 1"));
-        }
-        let (rule, stealing) = rtgpu_runtime::arbiter::allocator(allocator).ok_or_else(|| {
-            bad_choice("allocator", allocator, &rtgpu_runtime::arbiter::ALLOCATORS)
-        })?;
-        let inner = Arbiter::new(&ArbiterConfig {
-            copy_engines: vec![copy_engines; gpus],
-            tokens: TokenConfig {
-                gpus,
-                tokens_per_gpu,
-                rule,
-                stealing,
-            },
-            distance: Vec::new(),
+        let config = arbiter_config(
+            gpus,
+            copy_engines,
+            tokens_per_gpu,
+            allocator,
             engine_locks,
-            apply_priorities: inherit,
-            priors: Vec::new(),
-        });
-        Ok(PyArbiter { inner, gpus })
+            inherit,
+        )?;
+        Ok(PyArbiter {
+            inner: Arbiter::new(&config),
+            gpus,
+        })
     }
 
     /// Registers the calling thread with base SCHED_FIFO `priority` (1-99):
     /// the priority it inherits from and is restored to.
     #[pyo3(signature = (priority=50))]
     fn register(&self, priority: u8) -> PyResult<PyClient> {
-        if !(1..=99).contains(&priority) {
-            return Err(value_error("priority must be a SCHED_FIFO priority 1..=99"));
-        }
-        let c = self.inner.register(priority).map_err(runtime_error)?;
-        Ok(PyClient {
-            inner: c,
-            gpus: self.gpus,
-        })
+        let c = AnyClient::local(&self.inner, self.gpus, fifo(priority)?).map_err(runtime_error)?;
+        Ok(PyClient { inner: c })
     }
 
     /// Number of token and lock hand-offs recorded so far (and clears the log).
@@ -132,11 +161,10 @@ impl PyArbiter {
     }
 }
 
-/// A registered thread.
+/// A registered thread (of an in-process arbiter or of the daemon).
 #[pyclass(frozen, module = "rtgpu.runtime", name = "Client")]
 pub(crate) struct PyClient {
-    inner: Client,
-    gpus: usize,
+    inner: AnyClient,
 }
 
 #[pymethods]
@@ -154,13 +182,13 @@ impl PyClient {
         last_gpu: Option<usize>,
         gpu: usize,
     ) -> PyResult<PyToken> {
-        for (name, g) in [("last_gpu", last_gpu), ("gpu", Some(gpu))] {
-            if let Some(g) = g.filter(|&g| g >= self.gpus) {
-                return Err(value_error(format!(
-                    "{name} {g} is out of range: the arbiter has {} GPU(s)",
-                    self.gpus
-                )));
-            }
+        self.inner
+            .check_gpu("gpu", gpu)
+            .map_err(|e| value_error(e.to_string()))?;
+        if let Some(g) = last_gpu {
+            self.inner
+                .check_gpu("last_gpu", g)
+                .map_err(|e| value_error(e.to_string()))?;
         }
         let hold = match hold {
             Some(h) => nanos(h, "hold")?,
@@ -173,17 +201,27 @@ impl PyClient {
         })
     }
 
+    /// The number of GPUs the arbiter manages.
+    #[getter]
+    fn gpus(&self) -> usize {
+        self.inner.gpus()
+    }
+
     fn __repr__(&self) -> String {
-        format!("Client(job={})", self.inner.job())
+        let mode = match self.inner {
+            AnyClient::Local { .. } => "in-process",
+            AnyClient::Remote(_) => "daemon",
+        };
+        format!("Client(job={}, {mode})", self.inner.job())
     }
 }
 
 /// A GPU token request; held inside its `with` block.
 #[pyclass(frozen, module = "rtgpu.runtime", name = "Token")]
 pub(crate) struct PyToken {
-    client: Client,
+    client: AnyClient,
     request: (usize, u64, Option<usize>, usize),
-    guard: Mutex<Option<Arc<TokenGuard>>>,
+    guard: Mutex<Option<Arc<AnyToken>>>,
 }
 
 fn poisoned<T>(_: T) -> PyErr {
@@ -199,7 +237,7 @@ fn release_held<T: Send>(py: Python<'_>, held: &Mutex<Option<T>>) -> PyResult<bo
 }
 
 impl PyToken {
-    fn held(&self) -> PyResult<Arc<TokenGuard>> {
+    fn held(&self) -> PyResult<Arc<AnyToken>> {
         let g = self.guard.lock().map_err(poisoned)?;
         g.clone()
             .ok_or_else(|| runtime_error("the token is not held: use it in a `with` block"))
@@ -271,9 +309,9 @@ impl PyToken {
 #[pyclass(frozen, module = "rtgpu.runtime", name = "EngineLock")]
 pub(crate) struct PyEngine {
     /// The token it was requested under, until the lock is acquired.
-    token: Mutex<Option<Arc<TokenGuard>>>,
+    token: Mutex<Option<Arc<AnyToken>>>,
     wanted: Vec<(usize, Engine)>,
-    guard: Mutex<Option<EngineGuard>>,
+    guard: Mutex<Option<AnyLock>>,
 }
 
 #[pymethods]
@@ -302,7 +340,124 @@ impl PyEngine {
     }
 }
 
+/// Registers the calling thread with `rtgpu daemon` at `socket` (default
+/// /tmp/rtgpud.sock) with base SCHED_FIFO `priority`: a `Client` whose
+/// tokens and engine locks the daemon arbitrates between processes. If
+/// this process dies, the daemon releases what it held at once.
+#[pyfunction]
+#[pyo3(signature = (socket=None, priority=50))]
+fn connect(py: Python<'_>, socket: Option<PathBuf>, priority: u8) -> PyResult<PyClient> {
+    let path = socket.unwrap_or_else(|| PathBuf::from(rtgpu_runtime::daemon::DEFAULT_SOCKET));
+    let prio = fifo(priority)?;
+    let c = py
+        .detach(|| AnyClient::connect(&path, prio))
+        .map_err(|e| runtime_error(format!("{}: {e}", path.display())))?;
+    Ok(PyClient { inner: c })
+}
+
+/// The cross-process arbiter served from this process on a Unix socket
+/// (what `rtgpu daemon` runs), on a background thread until `stop()` or the
+/// end of a `with` block.
+#[pyclass(module = "rtgpu.runtime", name = "Daemon")]
+pub(crate) struct PyDaemon {
+    socket: PathBuf,
+    running: Option<(
+        Arc<AtomicBool>,
+        std::thread::JoinHandle<std::io::Result<rtgpu_runtime::daemon::DaemonStats>>,
+    )>,
+}
+
+#[pymethods]
+impl PyDaemon {
+    #[new]
+    #[pyo3(signature = (socket, gpus=1, copy_engines=2, tokens_per_gpu=2, allocator="gpusync", engine_locks=true, inherit=true))]
+    fn new(
+        socket: PathBuf,
+        gpus: usize,
+        copy_engines: u8,
+        tokens_per_gpu: usize,
+        allocator: &str,
+        engine_locks: bool,
+        inherit: bool,
+    ) -> PyResult<Self> {
+        let config = arbiter_config(
+            gpus,
+            copy_engines,
+            tokens_per_gpu,
+            allocator,
+            engine_locks,
+            inherit,
+        )?;
+        let running = rtgpu_runtime::daemon::spawn(&socket, config)
+            .map_err(|e| runtime_error(format!("{}: {e}", socket.display())))?;
+        Ok(PyDaemon {
+            socket,
+            running: Some(running),
+        })
+    }
+
+    /// The socket clients connect to.
+    #[getter]
+    fn socket(&self) -> String {
+        self.socket.display().to_string()
+    }
+
+    /// Stops serving; returns the run's statistics as a dict (clients,
+    /// crashed_clients, token_grants, lock_grants).
+    fn stop(&mut self, py: Python<'_>) -> PyResult<std::collections::HashMap<&'static str, u64>> {
+        let (flag, thread) = self
+            .running
+            .take()
+            .ok_or_else(|| runtime_error("the daemon was already stopped"))?;
+        flag.store(true, Ordering::Relaxed);
+        let s = py
+            .detach(move || thread.join())
+            .map_err(|_| runtime_error("the daemon thread panicked"))?
+            .map_err(runtime_error)?;
+        Ok([
+            ("clients", s.clients),
+            ("crashed_clients", s.crashed_clients),
+            ("token_grants", s.token_grants),
+            ("lock_grants", s.lock_grants),
+        ]
+        .into_iter()
+        .collect())
+    }
+
+    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&mut self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> PyResult<bool> {
+        if self.running.is_some() {
+            self.stop(py)?;
+        }
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> String {
+        let state = if self.running.is_some() {
+            "serving"
+        } else {
+            "stopped"
+        };
+        format!("Daemon({:?}, {state})", self.socket.display().to_string())
+    }
+}
+
+impl Drop for PyDaemon {
+    fn drop(&mut self) {
+        if let Some((flag, thread)) = self.running.take() {
+            flag.store(true, Ordering::Relaxed);
+            let _ = thread.join();
+        }
+    }
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(connect, m)?)?;
+    m.add_class::<PyDaemon>()?;
     m.add_class::<PyArbiter>()?;
     m.add_class::<PyClient>()?;
     m.add_class::<PyToken>()?;

@@ -35,6 +35,10 @@ use rtgpu_policy::{JobId, Prio};
 use crate::arbiter::{inherited_policy, prio_of_fifo, ArbiterConfig, Engine};
 use crate::os::{self, monotonic_now, Nanos, SchedPolicy};
 
+/// Where `rtgpu daemon` listens, and the C and Python clients connect, by
+/// default.
+pub const DEFAULT_SOCKET: &str = "/tmp/rtgpud.sock";
+
 const MSG: usize = 32;
 
 // Requests.
@@ -325,7 +329,10 @@ fn handle(
             if let Some(c) = conns[i].as_mut() {
                 c.job = Some(j);
             }
-            out.push((i, Msg::new(REGISTERED, 0, u64::from(j), 0, 0)));
+            out.push((
+                i,
+                Msg::new(REGISTERED, 0, u64::from(j), core.gpus as u64, 0),
+            ));
         }
         (TOKEN, Some(j)) => {
             let base = core.jobs.get(&j).map_or(rtgpu_policy::LOWEST, |x| x.base);
@@ -466,10 +473,13 @@ fn update_priorities(core: &mut Core) {
     }
 }
 
-/// A client of the daemon: one registered thread of some process.
+/// A client of the daemon: one registered thread of some process. The raw
+/// calls here mirror the protocol; [`crate::client`] wraps them in guards
+/// that release on drop, the same for the daemon and the in-process arbiter.
 pub struct RemoteClient {
     stream: UnixStream,
     job: u64,
+    gpus: usize,
 }
 
 /// Why a remote call failed.
@@ -488,16 +498,26 @@ impl RemoteClient {
     /// with base SCHED_FIFO priority `fifo`.
     pub fn connect(socket: &Path, fifo: u8) -> Result<RemoteClient, RemoteError> {
         let stream = UnixStream::connect(socket)?;
-        let mut c = RemoteClient { stream, job: 0 };
+        let mut c = RemoteClient {
+            stream,
+            job: 0,
+            gpus: 0,
+        };
         let tid = u64::try_from(os::gettid()).unwrap_or(0);
         c.send(Msg::new(REGISTER, u32::from(fifo), tid, 0, 0))?;
         let r = c.expect(REGISTERED)?;
         c.job = r.b;
+        c.gpus = usize::try_from(r.c).unwrap_or(0);
         Ok(c)
     }
 
     pub fn job(&self) -> u64 {
         self.job
+    }
+
+    /// The number of GPUs the daemon arbitrates.
+    pub fn gpus(&self) -> usize {
+        self.gpus
     }
 
     fn send(&mut self, m: Msg) -> Result<(), RemoteError> {
@@ -546,6 +566,23 @@ impl RemoteClient {
     pub fn lock(&mut self, engine: Engine) -> Result<u64, RemoteError> {
         let code = engine_code(engine);
         self.send(Msg::new(LOCK, 1, code, 0, 0))?;
+        Ok(self.expect(LOCK_GRANTED)?.b)
+    }
+
+    /// Locks one or two engines, given by GPU, atomically (a dynamic group
+    /// lock, seed 004 §4.3: a peer copy's copy-out lock on the source and
+    /// copy-in lock on the destination); blocks; returns the request handle
+    /// for [`Self::unlock`].
+    pub fn locks(&mut self, wanted: &[(usize, Engine)]) -> Result<u64, RemoteError> {
+        let [first, rest @ ..] = wanted else {
+            return Err(RemoteError::Refused(3, "no engine named"));
+        };
+        if rest.len() > 1 {
+            return Err(RemoteError::Refused(3, "at most two engines at once"));
+        }
+        let code = |&(g, e): &(usize, Engine)| ((g as u64 + 1) << 8) | engine_code(e);
+        let second = rest.first().map_or(0, code);
+        self.send(Msg::new(LOCK, wanted.len() as u32, code(first), second, 0))?;
         Ok(self.expect(LOCK_GRANTED)?.b)
     }
 

@@ -13,11 +13,15 @@
 //!   backend (driver API loaded at run time, so the build needs no CUDA).
 //! - [`selftest`]: a measured check of a backend (kernel timing accuracy,
 //!   copy bandwidth, chunked copies, copy-engine overlap), behind `rtgpu gpu`.
-//!
-//! The arbiter that hosts the policy core with the real clock builds on
-//! these; it is not part of this crate yet (see docs/guide/gpu.md).
+//! - [`arbiter`]: the in-process arbiter hosting the policy core with the
+//!   real clock (tokens, engine locks, inheritance applied to threads);
+//!   [`daemon`]: the same for several processes over a Unix socket;
+//!   [`client`]: one guard-based client API over both; [`klmirqd`]: the
+//!   owner's priority mirrored onto the driver's interrupt threads.
+//! - [`run`]: `rtgpu run`, the workload launched on real threads.
 
 pub mod arbiter;
+pub mod client;
 pub mod daemon;
 pub mod futex;
 pub mod gpu;
