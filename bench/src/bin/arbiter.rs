@@ -10,7 +10,8 @@
 //! 2. Contended hand-off: a holder releases the execution-engine lock to a
 //!    waiter asleep on another CPU; time from the release call to the
 //!    waiter's return, beside the same hand-off done with a raw futex (goal:
-//!    at most 1.2x the futex, p50).
+//!    at most 1.2x the futex, p50); and the same hand-off through the
+//!    cross-process daemon (two wake-ups: releaser to daemon to waiter).
 //! 3. Arbitration overhead per GPU job: 8 threads, each job copy-in,
 //!    a 1 ms kernel, copy-out on the emulated backend of one GPU (rho = 2,
 //!    engine locks): CPU time spent inside arbiter calls per job over the
@@ -20,6 +21,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 
 use rtgpu_runtime::arbiter::{Arbiter, ArbiterConfig, Engine, QueueRule, TokenConfig as Config};
+use rtgpu_runtime::client::AnyClient;
 use rtgpu_runtime::futex::{self, Scope};
 use rtgpu_runtime::gpu::emulated::{EmulatedBackend, EmulatedConfig, EmulatedGpu};
 use rtgpu_runtime::gpu::{CopyDir, GpuBackend};
@@ -39,7 +41,11 @@ fn pct(v: &mut [u64], p: f64) -> u64 {
 }
 
 fn arbiter(gpus: usize, rho: usize) -> Arc<Arbiter> {
-    Arbiter::new(&ArbiterConfig {
+    Arbiter::new(&arbiter_config(gpus, rho))
+}
+
+fn arbiter_config(gpus: usize, rho: usize) -> ArbiterConfig {
+    ArbiterConfig {
         copy_engines: vec![2; gpus],
         tokens: Config {
             gpus,
@@ -51,7 +57,7 @@ fn arbiter(gpus: usize, rho: usize) -> Arc<Arbiter> {
         engine_locks: true,
         apply_priorities: false,
         priors: Vec::new(),
-    })
+    }
 }
 
 fn party(cpu: usize, rt: bool) {
@@ -85,21 +91,41 @@ fn uncontended(iters: usize) -> Vec<u64> {
 /// One-way hand-off through the arbiter: the two parties take turns holding
 /// the execution-engine lock; the other is asleep in the queue when it is
 /// released.
-fn contended_arbiter(iters: usize, cpus: (usize, usize), rt: bool) -> Vec<u64> {
+/// A registration of the calling thread with the arbiter under test.
+type Connect = Arc<dyn Fn() -> AnyClient + Send + Sync>;
+
+/// The contended hand-off through the in-process arbiter (`daemon: None`)
+/// or through `rtgpu daemon`'s (a daemon thread of this process, unpinned).
+fn contended_arbiter(iters: usize, cpus: (usize, usize), rt: bool, daemon: bool) -> Vec<u64> {
     let arb = arbiter(1, 2);
+    let sock = std::env::temp_dir().join(format!("rtgpu-bench-{}.sock", std::process::id()));
+    let served = if daemon {
+        let config = arbiter_config(1, 2);
+        Some(rtgpu_runtime::daemon::spawn(&sock, config).expect("start the daemon"))
+    } else {
+        None
+    };
+    let connect: Connect = if daemon {
+        let sock = sock.clone();
+        Arc::new(move || AnyClient::connect(&sock, 50).expect("connect to the daemon"))
+    } else {
+        let arb = Arc::clone(&arb);
+        Arc::new(move || AnyClient::local(&arb, 1, 50).expect("register"))
+    };
     let stamp = Arc::new(AtomicU64::new(0));
     let turn = Arc::new(AtomicU32::new(0));
     let start = Arc::new(Barrier::new(2));
     let run = |me: u32, cpu: usize| {
-        let (arb, stamp, turn, start) = (
+        let (arb, stamp, turn, start, connect) = (
             Arc::clone(&arb),
             Arc::clone(&stamp),
             Arc::clone(&turn),
             Arc::clone(&start),
+            Arc::clone(&connect),
         );
         std::thread::spawn(move || {
             party(cpu, rt);
-            let c = arb.register(50).expect("register");
+            let c = connect();
             let tok = c.token(0, 1, None, 0).expect("token");
             let mut lat = Vec::with_capacity(iters);
             start.wait();
@@ -156,6 +182,10 @@ fn contended_arbiter(iters: usize, cpus: (usize, usize), rt: bool) -> Vec<u64> {
     }
     let mut v = a.join().expect("a");
     v.extend(b.join().expect("b"));
+    if let Some((stop, thread)) = served {
+        stop.store(true, Ordering::Relaxed);
+        let _ = thread.join();
+    }
     v
 }
 
@@ -366,9 +396,11 @@ fn main() {
 
     let n = (iters / 10).max(100);
     let mut f = contended_futex(n, cpus, rt);
-    let mut a = contended_arbiter(n, cpus, rt);
+    let mut a = contended_arbiter(n, cpus, rt, false);
+    let mut d = contended_arbiter(n, cpus, rt, true);
     let (f50, f99) = (pct(&mut f, 0.5), pct(&mut f, 0.99));
     let (a50, a99) = (pct(&mut a, 0.5), pct(&mut a, 0.99));
+    let (d50, d99) = (pct(&mut d, 0.5), pct(&mut d, 0.99));
     let ratio = a50 as f64 / f50.max(1) as f64;
     println!(
         "2. contended hand-off, {n} each: raw futex p50 {:.2} us p99 {:.2} us; arbiter p50 {:.2} us p99 {:.2} us; ratio p50 {ratio:.2}x, p99 {:.2}x (goal <= 1.2x: {})",
@@ -378,6 +410,13 @@ fn main() {
         a99 as f64 / 1e3,
         a99 as f64 / f99.max(1) as f64,
         if ratio <= 1.2 { "met" } else { "MISSED" }
+    );
+    println!(
+        "   the same through the daemon (cross-process mode; releaser -> daemon -> waiter): p50 {:.2} us p99 {:.2} us; ratio to the futex p50 {:.2}x, p99 {:.2}x",
+        d50 as f64 / 1e3,
+        d99 as f64 / 1e3,
+        d50 as f64 / f50.max(1) as f64,
+        d99 as f64 / f99.max(1) as f64,
     );
 
     let (n, per_job, wall) = overhead(8, jobs);

@@ -107,10 +107,14 @@ enum Command {
         /// Socket path.
         #[arg(long, default_value = rtgpu_runtime::daemon::DEFAULT_SOCKET)]
         socket: PathBuf,
+        /// GPUs arbitrated (numbered 0..N, as the clients' CUDA devices).
         #[arg(long, default_value_t = 1)]
         gpus: usize,
+        /// Copy engines per GPU: 1 makes copies in both directions share
+        /// one lock.
         #[arg(long, default_value_t = 2)]
         copy_engines: u8,
+        /// GPUSync's rho: tokens (jobs admitted at once) per GPU.
         #[arg(long, default_value_t = 2)]
         tokens_per_gpu: usize,
         /// gpusync, shortest-queue, k-fmlp or static.

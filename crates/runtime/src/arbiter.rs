@@ -405,6 +405,31 @@ impl Client {
         }
     }
 
+    /// Changes this job's base SCHED_FIFO priority (an EDF plan re-ranks
+    /// its jobs by deadline at every release and completion, run/edf.rs):
+    /// the thread runs at the new base unless it inherits a higher priority
+    /// from jobs it blocks, which keeps precedence (seed 004 §4.2).
+    pub fn set_base(&self, fifo: u8) -> Result<(), ArbiterError> {
+        let a = &self.arbiter;
+        let mut st = a.lock()?;
+        let job = &mut st.jobs[self.job as usize];
+        let new = prio_of_fifo(fifo);
+        if job.base == new {
+            return Ok(());
+        }
+        let was_applied = job.applied == job.base;
+        job.base = new;
+        job.own_policy = SchedPolicy::Fifo { priority: fifo };
+        if was_applied {
+            // The thread ran at its old base: mark it stale (no FIFO
+            // priority maps to LOWEST) so the update below applies the new
+            // base, or what the thread inherits.
+            job.applied = rtgpu_policy::LOWEST;
+        }
+        a.update_priorities(&mut st);
+        Ok(())
+    }
+
     /// Sleeps until the arbiter grants this job.
     fn await_grant(&self) {
         while self.word.load(Ordering::Acquire) != GRANTED {

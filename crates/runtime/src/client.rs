@@ -99,8 +99,7 @@ impl AnyClient {
 
     /// Acquires a GPU token (blocking). `task` and `hold` (the worst-case
     /// hold time) feed the allocator's queue choice, `last_gpu` its
-    /// migration-cost prediction, `static_gpu` the static allocator (the
-    /// daemon has no static assignment per client: it ignores it).
+    /// migration-cost prediction, `static_gpu` the static allocator.
     pub fn token(
         &self,
         task: usize,
@@ -111,16 +110,14 @@ impl AnyClient {
         if let Some(g) = last_gpu {
             self.check_gpu("last_gpu", g)?;
         }
+        self.check_gpu("gpu", static_gpu)?;
         match self {
-            AnyClient::Local { client, gpus } => {
-                self.check_gpu("gpu", static_gpu)?;
-                Ok(AnyToken::Local {
-                    guard: client.token(task, hold, last_gpu, static_gpu)?,
-                    gpus: *gpus,
-                })
-            }
+            AnyClient::Local { client, gpus } => Ok(AnyToken::Local {
+                guard: client.token(task, hold, last_gpu, static_gpu)?,
+                gpus: *gpus,
+            }),
             AnyClient::Remote(r) => {
-                let (gpu, _token) = lock(r)?.token(hold, task as u64, last_gpu)?;
+                let (gpu, _token) = lock(r)?.token(hold, task as u64, last_gpu, static_gpu)?;
                 Ok(AnyToken::Remote {
                     client: Arc::clone(r),
                     gpu,

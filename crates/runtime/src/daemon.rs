@@ -350,7 +350,7 @@ fn handle(
                 prio: base,
                 hold: m.b,
                 last_gpu: last,
-                static_gpu: 0,
+                static_gpu: (m.a as usize).min(core.gpus.saturating_sub(1)),
             };
             if let Decision::Granted { gpu, token } = core.tokens.request(&req, now) {
                 stats.token_grants += 1;
@@ -544,15 +544,18 @@ impl RemoteClient {
         }
     }
 
-    /// Acquires a GPU token (blocks): returns (gpu, token).
+    /// Acquires a GPU token (blocks): returns (gpu, token). `static_gpu` is
+    /// the GPU the `static` allocator gives this client.
     pub fn token(
         &mut self,
         hold: Nanos,
         task: u64,
         last_gpu: Option<usize>,
+        static_gpu: usize,
     ) -> Result<(usize, usize), RemoteError> {
         let last = last_gpu.map_or(0, |g| g as u64 + 1);
-        self.send(Msg::new(TOKEN, 0, hold, task, last))?;
+        let fixed = u32::try_from(static_gpu).unwrap_or(u32::MAX);
+        self.send(Msg::new(TOKEN, fixed, hold, task, last))?;
         let r = self.expect(TOKEN_GRANTED)?;
         Ok((r.b as usize, r.c as usize))
     }

@@ -162,16 +162,6 @@ pub fn run(
         workload.policy.cpu_scheduler,
         CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf
     );
-    if edf && workload.tasks.iter().any(|t| t.uses_gpu()) {
-        return Err(RunError::Unsupported {
-            workload: workload.name.clone(),
-            reason: "EDF plans with GPU-using tasks are not run yet (the arbiter's priority \
-                     inheritance and the user-space EDF order both set priorities and are not \
-                     combined); use a fixed-priority scheduler, or `rtgpu simulate`"
-                .to_string(),
-        });
-    }
-
     let mut warnings = Vec::new();
     if plan.verdict == Verdict::NotAnalysed {
         warnings.push(format!(
@@ -572,7 +562,7 @@ fn task_thread(
         None => None,
     };
     let mut last_gpu = None;
-    let edf_slot = spec.edf.as_ref().map(|d| d.register());
+    let edf_slot = spec.edf.as_ref().map(|d| d.register(client.clone()));
     let jobs_expected = (duration / spec.period.max(1)) as usize + 1;
     let mut jobs = Vec::with_capacity(jobs_expected);
     barrier.wait();

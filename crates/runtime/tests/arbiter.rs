@@ -210,3 +210,55 @@ fn interrupt_threads_follow_the_gpu_owner() {
     let _ = stop_tx.send(());
     irq.join().expect("stand-in");
 }
+
+/// EDF plans re-rank a GPU-using job's base priority while it holds a lock
+/// (run/edf.rs): the thread follows its new base, except while it inherits
+/// a higher waiter's priority, which keeps precedence until it releases.
+#[test]
+fn a_new_base_priority_applies_unless_inheritance_outranks_it() {
+    let caps = os::probe_capabilities();
+    if !caps.fifo {
+        eprintln!("SKIPPED: needs SCHED_FIFO ({:?})", caps.reason);
+        return;
+    }
+    let arb = Arbiter::new(&config(1, 2, true));
+    let fifo = |tid| match os::sched_policy(tid).expect("read") {
+        SchedPolicy::Fifo { priority } => priority,
+        other => panic!("not SCHED_FIFO: {other:?}"),
+    };
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let a = Arc::clone(&arb);
+    let low = std::thread::spawn(move || {
+        os::set_sched_policy(0, SchedPolicy::Fifo { priority: 20 }).expect("fifo");
+        let c = a.register(20).expect("register");
+        let tok = c.token(0, 1, None, 0).expect("token");
+        let lock = tok.engine(Engine::Exec).expect("lock");
+        c.set_base(25).expect("re-rank");
+        assert_eq!(fifo(0), 25, "the new base applies at once");
+        held_tx.send(os::gettid()).expect("send");
+        // The waiter (40) queues on our lock; then the EDF order lowers us.
+        go_rx.recv().expect("go");
+        c.set_base(15).expect("re-rank");
+        assert_eq!(fifo(0), 40, "inheritance outranks the new base");
+        drop(lock);
+        assert_eq!(fifo(0), 15, "the new base once nobody waits on us");
+    });
+    let tid = held_rx.recv().expect("held");
+    let a = Arc::clone(&arb);
+    let high = std::thread::spawn(move || {
+        os::set_sched_policy(0, SchedPolicy::Fifo { priority: 40 }).expect("fifo");
+        let c = a.register(40).expect("register");
+        let tok = c.token(0, 1, None, 0).expect("token");
+        let _lock = tok.engine(Engine::Exec).expect("lock");
+    });
+    let t0 = std::time::Instant::now();
+    while fifo(tid) != 40 {
+        assert!(t0.elapsed().as_secs() < 5, "the holder never inherited");
+        std::thread::yield_now();
+    }
+    go_tx.send(()).expect("go");
+    low.join().expect("low");
+    high.join().expect("high");
+    assert!(arb.apply_errors().is_empty(), "{:?}", arb.apply_errors());
+}

@@ -41,7 +41,7 @@ fn child_client() {
         x % n
     };
     loop {
-        c.token(1_000_000, 0, None).expect("token");
+        c.token(1_000_000, 0, None, 0).expect("token");
         std::thread::sleep(Duration::from_micros(rnd(500)));
         let engines: &[Engine] = if rnd(2) == 0 {
             &[Engine::Exec]
@@ -99,7 +99,7 @@ fn two_hundred_random_kills_strand_nothing() {
         let mut sections = 0u64;
         while !os.load(std::sync::atomic::Ordering::Relaxed) {
             let t0 = Instant::now();
-            c.token(1_000_000, 1, None).expect("observer token");
+            c.token(1_000_000, 1, None, 0).expect("observer token");
             let r = c.lock(Engine::Exec).expect("observer lock");
             worst = worst.max(t0.elapsed());
             c.unlock(r).expect("unlock");
@@ -127,7 +127,7 @@ fn two_hundred_random_kills_strand_nothing() {
     // once (within 50 ms, the bound for granting the next waiter).
     let mut fresh = RemoteClient::connect(&sock, 30).expect("connect");
     let t0 = Instant::now();
-    fresh.token(1, 2, None).expect("token");
+    fresh.token(1, 2, None, 0).expect("token");
     for e in [Engine::Exec, Engine::CopyIn, Engine::CopyOut] {
         let r = fresh.lock(e).expect("lock");
         fresh.unlock(r).expect("unlock");
@@ -208,7 +208,7 @@ fn soak() {
         if k % 50 == 0 {
             let mut c = RemoteClient::connect(&sock, 40).expect("connect");
             let t0 = Instant::now();
-            c.token(1, 3, None).expect("token");
+            c.token(1, 3, None, 0).expect("token");
             let r = c.lock(Engine::Exec).expect("lock");
             c.unlock(r).expect("unlock");
             c.release_token().expect("release");

@@ -12,9 +12,18 @@
 //! each release and completion; seed 000's C-EDF keeps clusters small (6
 //! cores here), which bounds it. Without real-time priorities nothing can
 //! be enforced, and `rtgpu run` says so.
+//!
+//! A GPU-using task's thread is also a client of the GPU arbiter, which
+//! raises it while it blocks other jobs (priority inheritance, seed 004
+//! §4.2). Its deadline rank therefore goes to the arbiter as the thread's
+//! base priority ([`Client::set_base`]) instead of straight to the kernel:
+//! the thread runs at its rank unless it inherits a higher one. Inheriting
+//! the highest waiter's rank is inheriting its earlier deadline, which is
+//! how GPUSync's locks behave under C-EDF.
 
 use std::sync::Mutex;
 
+use crate::arbiter::Client;
 use crate::os::{self, Nanos, SchedPolicy};
 
 /// The highest priority handed out to an active job; the lowest active rank
@@ -30,6 +39,8 @@ const IDLE: u8 = 99;
 
 struct Slot {
     tid: libc::pid_t,
+    /// The thread's arbiter client, for GPU-using tasks.
+    client: Option<Client>,
     /// Absolute deadline of the active job, if any.
     deadline: Option<Nanos>,
     applied: u8,
@@ -43,15 +54,17 @@ pub struct EdfDispatcher {
 
 impl EdfDispatcher {
     /// Registers the calling thread (which then sleeps at the top
-    /// priority until its first release); returns its slot.
-    pub fn register(&self) -> usize {
+    /// priority until its first release); returns its slot. `client` is
+    /// the thread's arbiter client if the task uses a GPU.
+    pub fn register(&self, client: Option<Client>) -> usize {
         let mut s = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        let applied = match os::set_sched_policy(0, SchedPolicy::Fifo { priority: IDLE }) {
+        let applied = match apply(0, client.as_ref(), IDLE) {
             Ok(()) => IDLE,
             Err(_) => 0,
         };
         s.push(Slot {
             tid: os::gettid(),
+            client,
             deadline: None,
             applied,
         });
@@ -89,13 +102,23 @@ impl EdfDispatcher {
         let mut errors = Vec::new();
         for (x, &p) in s.iter_mut().zip(&want) {
             if x.applied != p {
-                match os::set_sched_policy(x.tid, SchedPolicy::Fifo { priority: p }) {
+                match apply(x.tid, x.client.as_ref(), p) {
                     Ok(()) => x.applied = p,
-                    Err(e) => errors.push(e.to_string()),
+                    Err(e) => errors.push(e),
                 }
             }
         }
         errors
+    }
+}
+
+/// Gives thread `tid` SCHED_FIFO priority `fifo`, through the arbiter for
+/// a GPU-using task's thread (its new base priority).
+fn apply(tid: libc::pid_t, client: Option<&Client>, fifo: u8) -> Result<(), String> {
+    match client {
+        Some(c) => c.set_base(fifo).map_err(|e| e.to_string()),
+        None => os::set_sched_policy(tid, SchedPolicy::Fifo { priority: fifo })
+            .map_err(|e| e.to_string()),
     }
 }
 
@@ -122,7 +145,7 @@ mod tests {
                     std::sync::Arc::clone(&stop_rx),
                 );
                 std::thread::spawn(move || {
-                    let slot = d.register();
+                    let slot = d.register(None);
                     tx.send((slot, os::gettid())).expect("send");
                     let _ = stop.lock().map(|r| r.recv());
                 })
