@@ -278,6 +278,24 @@ pub struct Vgpu {
     pub policy: VgpuPolicy,
 }
 
+impl Vgpu {
+    /// Replenishment period of a vGPU given as a share (the simulator and
+    /// `rtgpu run`; seed 001 leaves it to the implementation).
+    pub const SHARE_PERIOD: Nanos = 10_000_000;
+
+    /// Budget and replenishment period: a share of [`Self::SHARE_PERIOD`],
+    /// or the reservation's own.
+    pub fn budget_and_period(&self) -> (Nanos, Nanos) {
+        match self.reservation {
+            VgpuReservation::Share { ppm } => (
+                Self::SHARE_PERIOD * u64::from(ppm.min(1_000_000)) / 1_000_000,
+                Self::SHARE_PERIOD,
+            ),
+            VgpuReservation::Budget { budget, period } => (budget, period),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Task {
     pub name: String,

@@ -98,9 +98,6 @@ pub(crate) fn fixed_irq_key(p: u8, edf: bool) -> u64 {
     2 * (99 - p) + 1
 }
 
-/// Replenishment period for vGPUs given as a share.
-pub(crate) const SHARE_PERIOD: Time = 10_000_000;
-
 pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
     if w.tasks.is_empty() {
         return Err(SimError(format!("{}: no tasks to simulate", w.name)));
@@ -339,12 +336,7 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
         .vgpus
         .iter()
         .map(|v| {
-            let (budget, period) = match v.reservation {
-                rtgpu_model::VgpuReservation::Share { ppm } => {
-                    (SHARE_PERIOD * ppm as u64 / 1_000_000, SHARE_PERIOD)
-                }
-                rtgpu_model::VgpuReservation::Budget { budget, period } => (budget, period),
-            };
+            let (budget, period) = v.budget_and_period();
             (v.name.clone(), v.gpu, v.policy, budget, period)
         })
         .collect();
