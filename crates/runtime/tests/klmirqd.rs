@@ -197,7 +197,10 @@ fn completion_threads_never_run_beside_their_owner() {
     let bh: Vec<(Nanos, Nanos)> = ct.take_trace().iter().map(|s| (s.start, s.end)).collect();
     let seen = overlaps(&running, &bh);
     if caps.fifo {
-        assert!(seen > 0, "the check cannot see overlap even when it is there");
+        assert!(
+            seen > 0,
+            "the check cannot see overlap even when it is there"
+        );
     } else {
         eprintln!("negative control without real-time priorities: {seen} overlap(s) seen");
     }
@@ -254,7 +257,9 @@ fn the_completion_thread_takes_the_owners_effective_priority() {
         l_tx.send(()).expect("holding");
         l_rx.recv().expect("go on");
         {
-            let _e = tok.engine(rtgpu_runtime::arbiter::Engine::Exec).expect("exec");
+            let _e = tok
+                .engine(rtgpu_runtime::arbiter::Engine::Exec)
+                .expect("exec");
             let bh_tx = bh_tx.clone();
             ct_l.complete(
                 b_l.as_ref(),
@@ -423,7 +428,9 @@ fn a_failed_submission_is_an_error_and_the_thread_goes_on() {
         .complete(b.as_ref(), 3, GpuOp::Kernel(1), None)
         .unwrap_err();
     assert_eq!(err.to_string(), "no GPU 3: this backend has 1 GPU(s)");
-    assert!(ct.complete(b.as_ref(), 0, GpuOp::Kernel(1_000), None).is_ok());
+    assert!(ct
+        .complete(b.as_ref(), 0, GpuOp::Kernel(1_000), None)
+        .is_ok());
     assert_eq!(ct.stats().completions, 1);
 }
 

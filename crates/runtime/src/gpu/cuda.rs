@@ -18,9 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use libloading::Library;
 
-use super::{
-    check_gpu, Bytes, CopyDir, DeviceInfo, GpuBackend, GpuError, GpuOp, InFlight, OnDone,
-};
+use super::{check_gpu, Bytes, CopyDir, DeviceInfo, GpuBackend, GpuError, GpuOp, InFlight, OnDone};
 use crate::os::Nanos;
 
 type CuResult = c_int;
@@ -570,12 +568,13 @@ fn finish_timed(api: &Api, start: Handle, end: Handle) -> Result<Nanos, GpuError
     let mut ms = 0f32;
     // SAFETY: valid events recorded by enqueue_timed.
     let result = unsafe {
-        api.check("cuEventSynchronize", (api.cu_event_synchronize)(end)).and_then(|()| {
-            api.check(
-                "cuEventElapsedTime",
-                (api.cu_event_elapsed_time)(&mut ms, start, end),
-            )
-        })
+        api.check("cuEventSynchronize", (api.cu_event_synchronize)(end))
+            .and_then(|()| {
+                api.check(
+                    "cuEventElapsedTime",
+                    (api.cu_event_elapsed_time)(&mut ms, start, end),
+                )
+            })
     };
     // SAFETY: created by enqueue_timed, no longer used.
     unsafe {
@@ -702,9 +701,20 @@ impl GpuBackend for CudaBackend {
 
 /// What one operation enqueues, with its buffers resolved.
 enum Launch {
-    Kernel { spin: Handle, ns: Nanos },
-    HostToDevice { dev: CuDevicePtr, host: *mut c_void, n: usize },
-    DeviceToHost { host: *mut c_void, dev: CuDevicePtr, n: usize },
+    Kernel {
+        spin: Handle,
+        ns: Nanos,
+    },
+    HostToDevice {
+        dev: CuDevicePtr,
+        host: *mut c_void,
+        n: usize,
+    },
+    DeviceToHost {
+        host: *mut c_void,
+        dev: CuDevicePtr,
+        n: usize,
+    },
     Peer {
         dst: CuDevicePtr,
         dst_ctx: Handle,
@@ -750,8 +760,7 @@ impl CudaBackend {
                 // of a buffer of 2n bytes to the second, so the two ranges
                 // never overlap.
                 let local = src == dst;
-                let (_, dst_base) =
-                    self.buffers(d, if local { 2 * n.max(1) } else { n.max(1) })?;
+                let (_, dst_base) = self.buffers(d, if local { 2 * n.max(1) } else { n.max(1) })?;
                 let dst_ptr = if local { dst_base + n as u64 } else { dst_base };
                 let s = self.gpu(src)?;
                 let (_, src_ptr) = self.buffers(s, n.max(1))?;

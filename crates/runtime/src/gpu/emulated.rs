@@ -19,9 +19,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-use super::{
-    check_gpu, Bytes, CopyDir, DeviceInfo, GpuBackend, GpuError, GpuOp, InFlight, OnDone,
-};
+use super::{check_gpu, Bytes, CopyDir, DeviceInfo, GpuBackend, GpuError, GpuOp, InFlight, OnDone};
 use crate::os::{monotonic_now, sleep_until, Nanos};
 
 /// One emulated GPU.
@@ -516,7 +514,9 @@ mod tests {
         assert!((3 * MS..100 * MS).contains(&d), "took {d} ns");
         assert!(rx.recv().is_err(), "on_done is called once");
         // A bad index fails at submission.
-        assert!(b.submit(0, GpuOp::PeerCopy { dst: 5, bytes: 1 }, Box::new(|| {})).is_err());
+        assert!(b
+            .submit(0, GpuOp::PeerCopy { dst: 5, bytes: 1 }, Box::new(|| {}))
+            .is_err());
     }
 
     #[test]

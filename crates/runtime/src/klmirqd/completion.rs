@@ -206,7 +206,11 @@ pub fn describe_policy(p: SchedPolicy) -> String {
         SchedPolicy::Fifo { priority } => format!("SCHED_FIFO {priority}"),
         SchedPolicy::Deadline {
             runtime, period, ..
-        } => format!("SCHED_DEADLINE runtime {} every {}", us(runtime), us(period)),
+        } => format!(
+            "SCHED_DEADLINE runtime {} every {}",
+            us(runtime),
+            us(period)
+        ),
     }
 }
 
