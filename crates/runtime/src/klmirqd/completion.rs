@@ -195,7 +195,7 @@ pub struct CompletionThread {
 /// Words for a policy, as the run report prints it.
 pub fn describe_policy(p: SchedPolicy) -> String {
     let us = |ns: Nanos| {
-        if ns % 1_000_000 == 0 {
+        if ns.is_multiple_of(1_000_000) {
             format!("{} ms", ns / 1_000_000)
         } else {
             format!("{} us", ns as f64 / 1e3)
