@@ -91,7 +91,7 @@ fn completion_threads_never_run_beside_their_owner() {
     }
     ct.set_tracing(true);
     const OPS: usize = 300;
-    const BH_SPIN: Nanos = 100 * US;
+    const BH_SPIN: Nanos = 200 * US;
     let (b2, ct2, cpus2) = (Arc::clone(&b), Arc::clone(&ct), cpus.clone());
     let owner = std::thread::spawn(move || {
         os::set_affinity(0, &cpus2).expect("owner affinity");
@@ -144,11 +144,16 @@ fn completion_threads_never_run_beside_their_owner() {
         assert!(running[k].1 <= s && e <= running[k + 1].0, "op {k}");
     }
     // Had the owner spun while waiting, it would have used at least the
-    // bottom halves' 30 ms of CPU time.
+    // bottom halves' 60 ms of CPU time (250 us per operation with the
+    // kernel or copy); sleeping, it uses the system calls' 20-30 us.
     let bh_total = OPS as Nanos * BH_SPIN;
     assert!(
-        cpu_while_waiting < bh_total / 3,
+        cpu_while_waiting < bh_total / 2,
         "the owner used {cpu_while_waiting} ns of CPU while its {bh_total} ns of bottom halves ran"
+    );
+    eprintln!(
+        "owner CPU time while waiting: {} us per operation",
+        cpu_while_waiting / OPS as Nanos / 1_000
     );
     let st = ct.stats();
     assert_eq!(st.completions, OPS as u64);
@@ -177,18 +182,16 @@ fn completion_threads_never_run_beside_their_owner() {
             .expect("operation");
         }
     });
+    // The spinner stays SCHED_OTHER: at FIFO it would starve the helper and
+    // the emulated engine (SCHED_OTHER) queued behind it on its CPU.
     let spinner = std::thread::spawn(move || {
         os::set_affinity(0, &cpus).expect("spinner affinity");
-        if caps.fifo {
-            let _ = os::set_sched_policy(0, fifo);
-        }
         let mut running = Vec::new();
         for _ in 0..20 {
             let s = monotonic_now();
             os::spin_cpu_time(2 * MS);
             running.push((s, monotonic_now()));
         }
-        let _ = os::set_sched_policy(0, IDLE);
         running
     });
     let running = spinner.join().expect("spinner");
@@ -197,9 +200,14 @@ fn completion_threads_never_run_beside_their_owner() {
     let bh: Vec<(Nanos, Nanos)> = ct.take_trace().iter().map(|s| (s.start, s.end)).collect();
     let seen = overlaps(&running, &bh);
     if caps.fifo {
+        // The completion thread (FIFO 20) preempts whatever runs on the
+        // CPU the spinner is not on.
         assert!(
             seen > 0,
-            "the check cannot see overlap even when it is there"
+            "the check cannot see overlap even when it is there: {} bottom halves {:?}, owner runs {:?}",
+            bh.len(),
+            &bh[..bh.len().min(5)],
+            &running[..3]
         );
     } else {
         eprintln!("negative control without real-time priorities: {seen} overlap(s) seen");
