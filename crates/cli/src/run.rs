@@ -205,7 +205,13 @@ fn text(name: &str, out: &RunOutcome, dur: u64, sim_max: &[Option<u64>]) -> Stri
         let threads: Vec<String> = k
             .threads
             .iter()
-            .map(|t| format!("{} started at {}", t.name, t.started.policy))
+            .map(|t| match k.mode {
+                "dependent" => format!(
+                    "{} idle at {}, at its GPU owner's effective priority otherwise",
+                    t.name, t.started.policy
+                ),
+                _ => format!("{} at {}", t.name, t.started.policy),
+            })
             .collect();
         let _ = writeln!(s, "klmirqd    {} mode: {}", k.mode, threads.join(", "));
     }

@@ -455,12 +455,25 @@ fn the_server_of_a_workload_covers_its_bottom_halves() {
     )
     .expect("valid workload");
     let s = ServerConfig::for_workload(&w).expect("GPU tasks");
-    // Period 10 ms (the shortest GPU task; c uses no GPU). a: 1 job x
-    // eta 3 (two copies, one kernel); b: ceil(10/25) = 1 job x eta 2;
-    // 5 bottom halves of 29.9 us (Table III).
+    // P = 10 ms (the shortest GPU task; c uses no GPU). a: 1 job x 3
+    // operations (copy in, kernel, copy out; eta 3 too); b: ceil(10/25) = 1
+    // job x 2 kernels. 5 bottom halves of 29.9 us (Table III) = 149.5 us
+    // per 10 ms; the server's period is 1 ms (P/10), its runtime twice the
+    // demand scaled to it: 2 x 149.5 / 10 = 29.9 us.
     let eta_a = w.tasks[0].gpu.as_ref().map(|g| g.interrupts);
     let eta_b = w.tasks[1].gpu.as_ref().map(|g| g.interrupts);
     assert_eq!((eta_a, eta_b), (Some(3), Some(2)));
-    assert_eq!(s.period, 10 * MS);
-    assert_eq!(s.runtime, 5 * 29_900);
+    assert_eq!(s.period, MS);
+    assert_eq!(s.runtime, 29_900);
+    // Chunked copies are separate completions: with 256 KiB chunks, a's
+    // 1 MiB in and out are 4 + 4 operations (eta stays 3).
+    let chunked = rtgpu_model::parse_workload(
+        "[platform]\ncores = 2\ngpus = 1\n[policy]\nchunk_size = \"256 KiB\"\n\
+         [[task]]\nname = \"a\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\n\
+         gpu = { copy_in = \"1 MiB\", kernels = [\"1 ms\"], copy_out = \"1 MiB\" }\n",
+        "t.toml",
+    )
+    .expect("valid workload");
+    let s = ServerConfig::for_workload(&chunked).expect("GPU task");
+    assert_eq!(s.runtime, 2 * 9 * 29_900 / 10);
 }

@@ -58,26 +58,42 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
-    /// A server for the bottom halves of a workload's GPU-using tasks: its
-    /// period is the shortest period of those tasks, its runtime the
-    /// bottom halves they can raise in one such period, each task
-    /// `ceil(period / T_i) · η_i` interrupts (seed 000 App. B, Eq. 11's
-    /// count) of `Δbh` each (the workload's `[overheads] bh`, Table III's
-    /// 29.9 us by default), at least 10 us and at most half the period.
-    /// `None` when no task uses a GPU.
+    /// A server for the bottom halves of a workload's GPU-using tasks.
+    ///
+    /// Demand: a job of task i raises `n_i` completions, the larger of its
+    /// declared η_i (seed 000 App. B) and the operations `rtgpu run` really
+    /// issues (one per copy chunk, per kernel, and per chunk of its state
+    /// when it migrates), each costing `Δbh` (the workload's
+    /// `[overheads] bh`, Table III's 29.9 us by default). Over the shortest
+    /// period P of those tasks they raise `Σ ⌈P/T_i⌉·n_i·Δbh`.
+    ///
+    /// The server's period is P/10 (at least 1 ms, at most P), since a
+    /// completion that finds the budget spent waits for the next period:
+    /// a server period as long as the tasks' own adds up to a whole period
+    /// to their response times (measured: docs/seeds/000-klmirqd.md). Its
+    /// runtime is the demand scaled to that period, doubled for bursts,
+    /// kept within 10 us .. half the period. `None` when no task uses a GPU.
     pub fn for_workload(w: &rtgpu_model::Workload) -> Option<ServerConfig> {
-        let gpu_tasks: Vec<_> = w
+        let chunk = w.policy.chunk_size;
+        let n = |c: u64| rtgpu_policy::engine_lock::chunks(c, chunk).count() as Nanos;
+        let gpu_tasks: Vec<(Nanos, Nanos)> = w
             .tasks
             .iter()
-            .filter_map(|t| t.gpu.as_ref().map(|g| (t.period.max(1), g.interrupts)))
+            .filter_map(|t| {
+                let g = t.gpu.as_ref()?;
+                let ops = n(g.copy_in) + g.kernels.len() as Nanos + n(g.copy_out) + n(g.state);
+                Some((t.period.max(1), ops.max(Nanos::from(g.interrupts))))
+            })
             .collect();
-        let period = gpu_tasks.iter().map(|t| t.0).min()?;
+        let p = gpu_tasks.iter().map(|t| t.0).min()?;
         let demand: Nanos = gpu_tasks
             .iter()
-            .map(|&(t, eta)| period.div_ceil(t) * Nanos::from(eta) * w.overheads.bh)
+            .map(|&(t, n)| p.div_ceil(t) * n * w.overheads.bh)
             .sum();
+        let period = (p / 10).max(1_000_000).min(p);
+        let runtime = (2 * u128::from(demand) * u128::from(period) / u128::from(p)) as Nanos;
         Some(ServerConfig {
-            runtime: demand.clamp(10_000, (period / 2).max(10_000)),
+            runtime: runtime.clamp(10_000, (period / 2).max(10_000)),
             period,
             fallback_fifo: 50,
         })
