@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use rtgpu_runtime::run::{self, RunConfig, RunOutcome};
+use rtgpu_runtime::klmirqd::ServerConfig;
+use rtgpu_runtime::run::{self, KlmirqdMode, RunConfig, RunOutcome};
 
 use crate::render::duration;
 
@@ -17,6 +18,44 @@ pub struct Options<'a> {
     pub trace: Option<&'a Path>,
     pub realtime: bool,
     pub backend: crate::gpu::BackendChoice,
+    pub klmirqd: KlmirqdChoice,
+    pub klmirqd_server: Option<&'a str>,
+}
+
+/// `--klmirqd`: the mode of the completion threads (seed 000 §III).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum KlmirqdChoice {
+    /// At the effective priority of the GPU's owner, who waits meanwhile.
+    Dependent,
+    /// A SCHED_DEADLINE bandwidth server per GPU.
+    Independent,
+}
+
+/// `--klmirqd-server "RUNTIME/PERIOD"`.
+fn parse_server(text: &str) -> Result<ServerConfig, String> {
+    let bad = |why: &str| {
+        format!("--klmirqd-server {text:?}: {why}; expected RUNTIME/PERIOD like \"200 us/2 ms\"")
+    };
+    let (r, p) = text.split_once('/').ok_or_else(|| bad("no '/'"))?;
+    let dur = |s: &str, what: &str| {
+        rtgpu_model::units::parse_duration(s.trim()).map_err(|e| {
+            bad(&format!(
+                "the {what} {:?} is not a duration ({e})",
+                s.trim()
+            ))
+        })
+    };
+    let (runtime, period) = (dur(r, "runtime")?, dur(p, "period")?);
+    if runtime < 1_024 || runtime > period {
+        return Err(bad(
+            "the runtime must be at least 1.024 us (the kernel's minimum) and at most the period",
+        ));
+    }
+    Ok(ServerConfig {
+        runtime,
+        period,
+        fallback_fifo: 50,
+    })
 }
 
 pub fn run(o: &Options) -> ExitCode {
@@ -37,6 +76,21 @@ pub fn run(o: &Options) -> ExitCode {
         }
         Ok(d) => d,
     };
+    let klmirqd = match (o.klmirqd, o.klmirqd_server) {
+        (KlmirqdChoice::Dependent, None) => KlmirqdMode::Dependent,
+        (KlmirqdChoice::Dependent, Some(_)) => {
+            eprintln!("rtgpu: --klmirqd-server needs --klmirqd independent");
+            return ExitCode::from(2);
+        }
+        (KlmirqdChoice::Independent, None) => KlmirqdMode::Independent(None),
+        (KlmirqdChoice::Independent, Some(t)) => match parse_server(t) {
+            Ok(s) => KlmirqdMode::Independent(Some(s)),
+            Err(e) => {
+                eprintln!("rtgpu: {e}");
+                return ExitCode::from(2);
+            }
+        },
+    };
     let (report, plan) = rtgpu_analysis::workload::analyze(&workload);
     // No backend to open when there is no plan to run (run() says why).
     let runnable = plan.tasks.len() == workload.tasks.len();
@@ -56,6 +110,7 @@ pub fn run(o: &Options) -> ExitCode {
             duration: dur,
             realtime: o.realtime,
             backend,
+            klmirqd,
         },
     ) {
         Ok(out) => out,
@@ -145,6 +200,20 @@ fn text(name: &str, out: &RunOutcome, dur: u64, sim_max: &[Option<u64>]) -> Stri
             "GPUs       {b} backend, {} token/lock hand-off(s) recorded",
             out.handoffs.len()
         );
+    }
+    if let Some(k) = &out.klmirqd {
+        let threads: Vec<String> = k
+            .threads
+            .iter()
+            .map(|t| match k.mode {
+                "dependent" => format!(
+                    "{} idle at {}, at its GPU owner's effective priority otherwise",
+                    t.name, t.started.policy
+                ),
+                _ => format!("{} at {}", t.name, t.started.policy),
+            })
+            .collect();
+        let _ = writeln!(s, "klmirqd    {} mode: {}", k.mode, threads.join(", "));
     }
     let _ = writeln!(s, "cores      plan core -> CPU: {:?}\n", out.core_map);
     let _ = writeln!(

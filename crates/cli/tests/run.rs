@@ -88,3 +88,56 @@ fn unrunnable_workloads_and_bad_durations_are_refused_clearly() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("--duration \"soon\""), "{err}");
 }
+
+/// klmirqd's completion threads: the mode used is printed, and bad
+/// server settings are refused with the reason.
+#[test]
+fn klmirqd_modes_are_reported_and_bad_server_settings_refused() {
+    let file = example("perception-1gpu.toml");
+    for (mode, expect) in [
+        (
+            "dependent",
+            "klmirqd    dependent mode: klmirqd/gpu0 idle at",
+        ),
+        (
+            "independent",
+            "klmirqd    independent mode: klmirqd/gpu0 at",
+        ),
+    ] {
+        let o = rtgpu(&[
+            "run",
+            &file,
+            "--duration",
+            "200 ms",
+            "--backend",
+            "emulated",
+            "--klmirqd",
+            mode,
+        ]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        // Without real-time privilege both modes run SCHED_OTHER and say so.
+        let unprivileged = out.contains("WARNING: klmirqd: without real-time priorities");
+        assert!(out.contains(expect) || unprivileged, "{out}");
+        assert!(
+            out.contains("GPU completion(s) ran on the completion threads"),
+            "{out}"
+        );
+    }
+    let o = rtgpu(&["run", &file, "--klmirqd-server", "100 us/1 ms"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("needs --klmirqd independent"));
+    for bad in ["100 us", "2 ms/1 ms", "fast/1 ms", "100 ns/1 ms"] {
+        let o = rtgpu(&[
+            "run",
+            &file,
+            "--klmirqd",
+            "independent",
+            "--klmirqd-server",
+            bad,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("--klmirqd-server"), "{bad}: {err}");
+        assert!(err.contains("RUNTIME/PERIOD"), "{bad}: {err}");
+    }
+}

@@ -100,6 +100,9 @@ struct State {
     /// klmirqd: per GPU, its interrupt threads, given the highest effective
     /// priority among the GPU's token holders (seed 000 §IV).
     mirrors: Vec<Option<crate::klmirqd::IrqMirror>>,
+    /// klmirqd: other threads that follow a GPU's owner (the completion
+    /// threads of dependent mode), with their GPU.
+    followers: Vec<(usize, Box<dyn crate::klmirqd::PriorityFollower>)>,
 }
 
 /// The arbiter. Share it between threads with an [`Arc`].
@@ -175,6 +178,7 @@ impl Arbiter {
                 apply_errors: Vec::new(),
                 scratch: Vec::new(),
                 mirrors: Vec::new(),
+                followers: Vec::new(),
             }),
             engine_locks: config.engine_locks,
             apply_priorities: config.apply_priorities,
@@ -307,22 +311,29 @@ impl Arbiter {
         self.update_mirrors(st);
     }
 
-    /// Gives each GPU's interrupt threads the highest effective priority of
-    /// its token holders, or their own priority when nobody holds the GPU.
+    /// The policy of a GPU's owner for klmirqd (seed 000 §IV): SCHED_FIFO at
+    /// the highest effective priority (inheritance included) among the
+    /// GPU's token holders; `None` when nobody holds the GPU.
+    fn owner_policy(st: &State, gpu: usize) -> Option<SchedPolicy> {
+        st.jobs
+            .iter()
+            .filter(|j| j.live && j.token.is_some_and(|(g, _)| g == gpu))
+            .map(|j| j.applied)
+            .min()
+            .map(|p| SchedPolicy::Fifo {
+                priority: fifo_of_prio(p),
+            })
+    }
+
+    /// Gives each GPU's interrupt threads and completion threads the
+    /// highest effective priority of its token holders, or their own
+    /// priority when nobody holds the GPU.
     fn update_mirrors(&self, st: &mut State) {
-        if !self.apply_priorities || st.mirrors.is_empty() {
+        if !self.apply_priorities || (st.mirrors.is_empty() && st.followers.is_empty()) {
             return;
         }
         for gpu in 0..st.mirrors.len() {
-            let owner = st
-                .jobs
-                .iter()
-                .filter(|j| j.live && j.token.is_some_and(|(g, _)| g == gpu))
-                .map(|j| j.applied)
-                .min();
-            let policy = owner.map(|p| SchedPolicy::Fifo {
-                priority: fifo_of_prio(p),
-            });
+            let policy = Self::owner_policy(st, gpu);
             let result = match st.mirrors.get_mut(gpu) {
                 Some(Some(m)) => m.mirror(policy),
                 _ => Ok(()),
@@ -333,6 +344,36 @@ impl Arbiter {
                 }
             }
         }
+        let mut followers = std::mem::take(&mut st.followers);
+        for (gpu, f) in &mut followers {
+            let policy = Self::owner_policy(st, *gpu);
+            if let Err(e) = f.follow(policy) {
+                if st.apply_errors.len() < 16 {
+                    st.apply_errors
+                        .push(format!("klmirqd completion thread of GPU {gpu}: {e}"));
+                }
+            }
+        }
+        st.followers = followers;
+    }
+
+    /// klmirqd's dependent mode: `follower` (a completion thread's
+    /// [`crate::klmirqd::CompletionThread::follower`]) takes the effective
+    /// priority of the owner of `gpu` (this arbiter's GPU index) from now
+    /// on, through the same path as inheritance and the interrupt-thread
+    /// mirror. Only while the arbiter applies priorities.
+    pub fn add_follower(&self, gpu: usize, follower: Box<dyn crate::klmirqd::PriorityFollower>) {
+        if let Ok(mut st) = self.lock() {
+            st.followers.push((gpu, follower));
+            self.update_mirrors(&mut st);
+        }
+    }
+
+    /// The threads that follow GPU owners besides the interrupt threads.
+    pub fn follower_threads(&self) -> Vec<String> {
+        self.lock()
+            .map(|s| s.followers.iter().flat_map(|f| f.1.names()).collect())
+            .unwrap_or_default()
     }
 
     /// The interrupt threads the arbiter mirrors owner priorities onto.

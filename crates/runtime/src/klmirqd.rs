@@ -12,8 +12,43 @@
 //! the owner holds the GPU, and back to their original policy when the GPU
 //! is idle and when the mirror is dropped: no patch, no module, one
 //! `sched_setattr` per change of owner.
+//!
+//! [`completion`] adds klmirqd's own threads in user space: one completion
+//! thread per GPU that runs the bottom half of every GPU operation at the
+//! owner's effective priority while the owner waits (dependent mode), or as
+//! a SCHED_DEADLINE bandwidth server (independent mode).
+
+pub mod completion;
+
+pub use completion::{
+    BottomHalfSpan, CompletionStats, CompletionThread, Mode, ModeReport, ServerConfig,
+};
 
 use crate::os::{self, OsError, SchedPolicy};
+
+/// Something whose priority follows the effective priority of a GPU's
+/// owner: the driver's interrupt threads ([`IrqMirror`]) and klmirqd's
+/// completion threads ([`CompletionThread::follower`]). The arbiter calls
+/// [`PriorityFollower::follow`] after every change of ownership or
+/// inheritance, with the highest effective priority among the GPU's token
+/// holders, or `None` when nobody holds the GPU.
+pub trait PriorityFollower: Send {
+    /// Takes the owner's policy, or the follower's idle policy for `None`.
+    /// Does nothing when unchanged.
+    fn follow(&mut self, owner: Option<SchedPolicy>) -> Result<(), OsError>;
+    /// The threads it moves, by name, for the run report.
+    fn names(&self) -> Vec<String>;
+}
+
+impl PriorityFollower for IrqMirror {
+    fn follow(&mut self, owner: Option<SchedPolicy>) -> Result<(), OsError> {
+        self.mirror(owner)
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.threads.iter().map(|t| t.1.clone()).collect()
+    }
+}
 
 /// The interrupt threads of one GPU and their original policies.
 #[derive(Debug)]

@@ -11,6 +11,11 @@
 //! - [`gpu`]: GPU backends behind one trait: the emulated backend (engine
 //!   threads, bus-bandwidth sharing; the default, no GPU needed) and the CUDA
 //!   backend (driver API loaded at run time, so the build needs no CUDA).
+//! - [`klmirqd`]: seed 000's klmirqd in user space: per-GPU completion
+//!   threads that run the bottom half of every GPU operation at the GPU
+//!   owner's effective priority while the owner sleeps (dependent mode) or
+//!   as a SCHED_DEADLINE server (independent mode), and the mirroring of
+//!   the owner's priority onto the driver's `irq/N-nvidia` threads.
 //! - [`selftest`]: a measured check of a backend (kernel timing accuracy,
 //!   copy bandwidth, chunked copies, copy-engine overlap), behind `rtgpu gpu`.
 //! - [`arbiter`]: the in-process arbiter hosting the policy core with the

@@ -30,6 +30,7 @@ use rtgpu_model::{CpuScheduler, Workload};
 
 use crate::gpu::emulated::{EmulatedBackend, EmulatedConfig};
 use crate::gpu::GpuBackend;
+use crate::klmirqd::{CompletionStats, CompletionThread, Mode, ModeReport, ServerConfig};
 use crate::os::{self, monotonic_now, Nanos, SchedPolicy};
 use gpu_section::{ClusterGpus, GpuRun, GpuWork};
 
@@ -43,6 +44,38 @@ pub struct RunConfig {
     /// The GPU backend for GPU-using tasks; `None`: the emulated backend of
     /// the workload's platform.
     pub backend: Option<Arc<dyn GpuBackend>>,
+    /// klmirqd's mode for the completion threads, used when the workload's
+    /// `interrupts` is `"klmirqd"`.
+    pub klmirqd: KlmirqdMode,
+}
+
+/// The mode of klmirqd's completion threads in `rtgpu run` (seed 000 §III).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KlmirqdMode {
+    /// At the effective priority of the GPU's owner, who waits meanwhile.
+    #[default]
+    Dependent,
+    /// A SCHED_DEADLINE bandwidth server per GPU; `None`: the server
+    /// [`ServerConfig::for_workload`] sizes from the workload.
+    Independent(Option<ServerConfig>),
+}
+
+/// What klmirqd's completion threads did in a run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct KlmirqdReport {
+    /// "dependent" or "independent".
+    pub mode: &'static str,
+    /// Per GPU (global index): its thread, the policy it started with, any
+    /// fallback, and its counters.
+    pub threads: Vec<KlmirqdThreadReport>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct KlmirqdThreadReport {
+    pub gpu: usize,
+    pub name: String,
+    pub started: ModeReport,
+    pub stats: CompletionStats,
 }
 
 /// One piece of one job as it really ran.
@@ -115,6 +148,9 @@ pub struct RunOutcome {
     pub handoffs: Vec<crate::arbiter::Event>,
     /// What the run did beyond the plan, in words (e.g. klmirqd mirroring).
     pub notes: Vec<String>,
+    /// klmirqd's completion threads, when the workload's interrupt handling
+    /// is klmirqd and a task uses a GPU.
+    pub klmirqd: Option<KlmirqdReport>,
 }
 
 /// Why a workload cannot be run.
@@ -304,15 +340,19 @@ pub fn run(
             .as_ref()
             .map(|b| b.devices().iter().map(|d| d.pci_bus_id.clone()).collect())
             .unwrap_or_default();
-        gpu_section::cluster_arbiters(workload, realtime, &pci)
-            .into_iter()
-            .map(|c| c.map(Arc::new))
-            .collect()
+        let mut cs = gpu_section::cluster_arbiters(workload, realtime, &pci);
+        if workload.policy.interrupts == rtgpu_model::InterruptHandling::Klmirqd {
+            start_completion_threads(workload, config, realtime, &mut cs, &mut warnings)?;
+        }
+        cs.into_iter().map(|c| c.map(Arc::new)).collect()
     } else {
         Vec::new()
     };
     let bw = workload.platform.bandwidth;
     let mut notes = Vec::new();
+    if let Some(n) = klmirqd_note(&clusters, realtime) {
+        notes.push(n);
+    }
     let mirrored: Vec<String> = clusters
         .iter()
         .flatten()
@@ -469,6 +509,26 @@ pub fn run(
         }
     }
     handoffs.sort_by_key(|e| e.at);
+    let klmirqd = klmirqd_report(&clusters);
+    if let Some(k) = &klmirqd {
+        let n: u64 = k.threads.iter().map(|t| t.stats.completions).sum();
+        let cpu: u64 = k.threads.iter().map(|t| t.stats.total_cpu).sum();
+        let max = k.threads.iter().map(|t| t.stats.max_cpu).max().unwrap_or(0);
+        let lat = k
+            .threads
+            .iter()
+            .map(|t| t.stats.max_latency)
+            .max()
+            .unwrap_or(0);
+        notes.push(format!(
+            "klmirqd: {n} GPU completion(s) ran on the completion threads, bottom half mean \
+             {:.1} us and max {:.1} us of CPU time, at most {:.1} us from the device's signal \
+             to waking the owner",
+            cpu as f64 / n.max(1) as f64 / 1e3,
+            max as f64 / 1e3,
+            lat as f64 / 1e3
+        ));
+    }
 
     let tasks = workload
         .tasks
@@ -524,6 +584,102 @@ pub fn run(
         backend: backend.map(|b| b.name().to_string()),
         handoffs,
         notes,
+        klmirqd,
+    })
+}
+
+/// Starts one completion thread per GPU of every cluster (seed 000 §IV:
+/// one klmirqd thread per GPU). Dependent mode with real-time priorities:
+/// each follows its GPU's owner through the cluster's arbiter. Without
+/// real-time priorities both modes run SCHED_OTHER, and a warning says so.
+fn start_completion_threads(
+    workload: &Workload,
+    config: &RunConfig,
+    realtime: bool,
+    clusters: &mut [Option<ClusterGpus>],
+    warnings: &mut Vec<String>,
+) -> Result<(), RunError> {
+    let idle = SchedPolicy::Other { nice: 0 };
+    let mode = match (config.klmirqd, realtime) {
+        (KlmirqdMode::Independent(server), true) => {
+            match server.or_else(|| ServerConfig::for_workload(workload)) {
+                Some(s) => Mode::Independent(s),
+                None => Mode::Dependent { idle },
+            }
+        }
+        _ => Mode::Dependent { idle },
+    };
+    if !realtime {
+        warnings.push(
+            "klmirqd: without real-time priorities the completion threads run SCHED_OTHER: \
+             the owner still sleeps while its completion work runs, but neither the owner's \
+             priority (dependent mode) nor a SCHED_DEADLINE server (independent mode) is applied"
+                .to_string(),
+        );
+    }
+    for c in clusters.iter_mut().flatten() {
+        for (local, &gpu) in c.global.iter().enumerate() {
+            let ct = CompletionThread::start(gpu, mode).map_err(|e| RunError::Unsupported {
+                workload: workload.name.clone(),
+                reason: format!("cannot start the klmirqd completion thread of GPU {gpu}: {e}"),
+            })?;
+            if let Some(why) = &ct.mode_report().fallback {
+                warnings.push(format!("klmirqd/gpu{gpu}: {why}"));
+            }
+            if realtime && matches!(mode, Mode::Dependent { .. }) {
+                c.arbiter.add_follower(local, ct.follower());
+            }
+            c.completion.push(Arc::new(ct));
+        }
+    }
+    Ok(())
+}
+
+/// The run's note on klmirqd's completion threads: which mode, which
+/// threads, at which policy.
+fn klmirqd_note(clusters: &[Option<Arc<ClusterGpus>>], realtime: bool) -> Option<String> {
+    let threads: Vec<&Arc<CompletionThread>> = clusters
+        .iter()
+        .flatten()
+        .flat_map(|c| &c.completion)
+        .collect();
+    let first = threads.first()?;
+    let names: Vec<String> = threads
+        .iter()
+        .map(|t| format!("klmirqd/gpu{} ({})", t.gpu(), t.mode_report().policy))
+        .collect();
+    let how = match (first.mode(), realtime) {
+        (Mode::Dependent { .. }, true) => {
+            "dependent mode: each runs at the effective priority of its GPU's owner \
+             (inheritance included, applied by the arbiter), and back at SCHED_OTHER while \
+             the GPU is idle"
+        }
+        (Mode::Dependent { .. }, false) => "dependent mode at ordinary priority",
+        (Mode::Independent(_), _) => "independent mode: a bandwidth server per GPU",
+    };
+    Some(format!(
+        "klmirqd: GPU completions run on per-GPU completion threads {}, {how}; the owner \
+         sleeps while its completion work runs (seed 000 §III-IV)",
+        names.join(", ")
+    ))
+}
+
+fn klmirqd_report(clusters: &[Option<Arc<ClusterGpus>>]) -> Option<KlmirqdReport> {
+    let threads: Vec<KlmirqdThreadReport> = clusters
+        .iter()
+        .flatten()
+        .flat_map(|c| &c.completion)
+        .map(|t| KlmirqdThreadReport {
+            gpu: t.gpu(),
+            name: format!("klmirqd/gpu{}", t.gpu()),
+            started: t.mode_report().clone(),
+            stats: t.stats(),
+        })
+        .collect();
+    let first = threads.first()?;
+    Some(KlmirqdReport {
+        mode: first.started.mode,
+        threads,
     })
 }
 
@@ -670,6 +826,7 @@ mod tests {
                 duration: 10_000_000,
                 realtime: false,
                 backend: None,
+                klmirqd: KlmirqdMode::Dependent,
             },
         )
         .unwrap_err();
@@ -694,6 +851,7 @@ mod tests {
                 duration: 100_000_000,
                 realtime: false,
                 backend: None,
+                klmirqd: KlmirqdMode::Dependent,
             },
         )
         .expect("runs");

@@ -111,3 +111,68 @@ fn chunked_copies_cost_little_more_than_one_copy() {
     let local = b.peer_copy(0, 0, 64 << 20).expect("device-local copy");
     assert!(local > 0);
 }
+
+/// klmirqd on the CUDA backend: `submit` signals completion through the
+/// driver's host function (cuLaunchHostFunc), and a completion thread
+/// turns that into the owner's result: device times as on the blocking
+/// path, one signal per operation, the owner asleep meanwhile.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn completions_run_on_a_completion_thread() {
+    use rtgpu_runtime::gpu::GpuOp;
+    use rtgpu_runtime::klmirqd::{CompletionThread, Mode};
+    use rtgpu_runtime::os::{thread_cpu_time, SchedPolicy};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let b = open();
+    b.kernel(0, 10_000).expect("warm-up");
+    let signals = Arc::new(AtomicUsize::new(0));
+    let s = Arc::clone(&signals);
+    let f = b
+        .submit(
+            0,
+            GpuOp::Kernel(2_000_000),
+            Box::new(move || {
+                s.fetch_add(1, Ordering::SeqCst);
+            }),
+        )
+        .expect("submit");
+    let d = f.finish().expect("finish");
+    assert!(d >= 1_980_000, "device {d}");
+    // The host function may run just after the event completes.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(signals.load(Ordering::SeqCst), 1);
+
+    let ct = CompletionThread::start(
+        0,
+        Mode::Dependent {
+            idle: SchedPolicy::Other { nice: 0 },
+        },
+    )
+    .expect("completion thread");
+    let c0 = thread_cpu_time();
+    for ns in [200_000u64, 2_000_000, 20_000_000] {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let d = ct
+            .complete(
+                &b,
+                0,
+                GpuOp::Kernel(ns),
+                Some(Box::new(move |d| {
+                    let _ = tx.send(d);
+                })),
+            )
+            .expect("kernel through the completion thread");
+        assert!(d >= ns - ns / 100, "requested {ns}, device {d}");
+        assert_eq!(rx.recv().expect("callback ran"), d);
+    }
+    for dir in [CopyDir::HostToDevice, CopyDir::DeviceToHost] {
+        let d = ct
+            .complete(&b, 0, GpuOp::Copy(dir, 16 << 20), None)
+            .expect("copy through the completion thread");
+        assert!(d > 0);
+    }
+    // 22 ms of kernels: an owner that slept used far less CPU than that.
+    let cpu = thread_cpu_time() - c0;
+    assert!(cpu < 5_000_000, "the owner used {cpu} ns of CPU");
+    assert_eq!(ct.stats().completions, 5);
+}

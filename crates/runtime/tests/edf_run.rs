@@ -43,6 +43,7 @@ fn misses(scheduler: &str) -> usize {
             duration: 600_000_000,
             realtime: true,
             backend: None,
+            klmirqd: rtgpu_runtime::run::KlmirqdMode::Dependent,
         },
     )
     .expect("runs");

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use rtgpu_runtime::arbiter::EventKind;
-use rtgpu_runtime::run::{run, RunConfig};
+use rtgpu_runtime::run::{run, KlmirqdMode, RunConfig};
 
 const WORKLOAD: &str = r#"
 [platform]
@@ -48,6 +48,7 @@ fn gpu_jobs_share_two_gpus_under_the_arbiter() {
             duration: 300_000_000,
             realtime: false,
             backend: None,
+            klmirqd: KlmirqdMode::Dependent,
         },
     )
     .expect("runs");
@@ -100,4 +101,101 @@ fn gpu_jobs_share_two_gpus_under_the_arbiter() {
     assert!(copy_in_grants >= 3 * out.jobs.len(), "{copy_in_grants}");
     let summary = &out.tasks[0];
     assert!(summary.max_token_wait.is_some());
+
+    // klmirqd (the default interrupt handling): every GPU operation's
+    // completion ran on the completion thread of its GPU. Per job: 3 chunks
+    // in, 2 kernels, 1 chunk out; a migrating job copies 2 chunks of state.
+    let k = out.klmirqd.as_ref().expect("klmirqd completion threads");
+    assert_eq!(k.mode, "dependent");
+    assert_eq!(k.threads.len(), 2);
+    let migrated = out
+        .jobs
+        .iter()
+        .filter(|j| j.gpu.is_some_and(|g| g.migrated))
+        .count() as u64;
+    let completions: u64 = k.threads.iter().map(|t| t.stats.completions).sum();
+    assert_eq!(completions, 6 * out.jobs.len() as u64 + 2 * migrated);
+    assert!(
+        out.notes.iter().any(|n| n.contains("klmirqd/gpu1")),
+        "{:?}",
+        out.notes
+    );
+}
+
+fn run_with(interrupts: &str, realtime: bool, mode: KlmirqdMode) -> rtgpu_runtime::run::RunOutcome {
+    let text = WORKLOAD.replace(
+        "chunk_size = \"1 MiB\"",
+        &format!("chunk_size = \"1 MiB\"\ninterrupts = {interrupts}"),
+    );
+    let w = rtgpu_model::parse_workload(&text, "gpu.toml").expect("valid");
+    let mut cpu_only = w.clone();
+    for t in &mut cpu_only.tasks {
+        t.gpu = None;
+    }
+    let (report, plan) = rtgpu_analysis::workload::analyze(&cpu_only);
+    run(
+        &w,
+        &report,
+        &plan,
+        &RunConfig {
+            duration: 100_000_000,
+            realtime,
+            backend: None,
+            klmirqd: mode,
+        },
+    )
+    .expect("runs")
+}
+
+#[test]
+fn other_interrupt_handling_runs_without_completion_threads() {
+    let out = run_with("\"slih\"", false, KlmirqdMode::Dependent);
+    assert!(out.klmirqd.is_none());
+    assert_eq!(out.jobs.len(), 4 * 5);
+    assert!(out.jobs.iter().all(|j| j.gpu.is_some()));
+}
+
+#[test]
+fn klmirqd_modes_are_reported_with_their_real_policies() {
+    let caps = rtgpu_runtime::os::probe_capabilities();
+    // Dependent, real-time: the threads follow the owners (no refusal).
+    let out = run_with("\"klmirqd\"", true, KlmirqdMode::Dependent);
+    let k = out.klmirqd.as_ref().expect("report");
+    assert_eq!(k.mode, "dependent");
+    if caps.fifo {
+        assert!(
+            !out.warnings.iter().any(|w| w.contains("klmirqd")),
+            "{:?}",
+            out.warnings
+        );
+        assert!(
+            !out.warnings.iter().any(|w| w.contains("not applied")),
+            "{:?}",
+            out.warnings
+        );
+    } else {
+        assert!(out.warnings.iter().any(|w| w.contains("klmirqd")));
+    }
+    // Independent: a SCHED_DEADLINE server sized from the workload, or a
+    // warning that names the fallback.
+    let out = run_with("\"klmirqd\"", true, KlmirqdMode::Independent(None));
+    let k = out.klmirqd.as_ref().expect("report");
+    if caps.fifo {
+        assert_eq!(k.mode, "independent");
+        for t in &k.threads {
+            if caps.deadline {
+                assert!(
+                    t.started.policy.starts_with("SCHED_DEADLINE"),
+                    "{:?}",
+                    t.started
+                );
+                assert_eq!(t.started.fallback, None);
+            } else {
+                let why = t.started.fallback.as_deref().expect("fallback stated");
+                assert!(out.warnings.iter().any(|w| w.contains(why)));
+            }
+        }
+    }
+    assert_eq!(out.jobs.len(), 4 * 5);
+    assert!(out.jobs.iter().all(|j| j.gpu.is_some()));
 }

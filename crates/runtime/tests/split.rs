@@ -53,6 +53,7 @@ fn a_split_task_changes_cores_between_its_pieces() {
             duration: 200_000_000,
             realtime: true,
             backend: None,
+            klmirqd: rtgpu_runtime::run::KlmirqdMode::Dependent,
         },
     )
     .expect("runs");

@@ -14,17 +14,18 @@
 //! event, so it sleeps (self-suspends) rather than spinning.
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use libloading::Library;
 
-use super::{check_gpu, Bytes, CopyDir, DeviceInfo, GpuBackend, GpuError};
+use super::{check_gpu, Bytes, CopyDir, DeviceInfo, GpuBackend, GpuError, GpuOp, InFlight, OnDone};
 use crate::os::Nanos;
 
 type CuResult = c_int;
 type CuDevice = c_int;
 type CuDevicePtr = u64;
 type Handle = *mut c_void;
+type HostFn = unsafe extern "C" fn(*mut c_void);
 
 const CUDA_SUCCESS: CuResult = 0;
 const CU_STREAM_NON_BLOCKING: c_uint = 1;
@@ -105,6 +106,9 @@ struct Api {
     ) -> CuResult,
     cu_get_error_name: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
     cu_get_error_string: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
+    /// cuLaunchHostFunc (CUDA 10.0+): the completion signal of submitted
+    /// operations.
+    cu_launch_host_func: unsafe extern "C" fn(Handle, HostFn, *mut c_void) -> CuResult,
     // Keeps the library mapped as long as the function pointers live.
     _lib: Library,
 }
@@ -163,6 +167,7 @@ impl Api {
             cu_launch_kernel: sym!("cuLaunchKernel"),
             cu_get_error_name: sym!("cuGetErrorName"),
             cu_get_error_string: sym!("cuGetErrorString"),
+            cu_launch_host_func: sym!("cuLaunchHostFunc"),
             _lib: lib,
         })
     }
@@ -220,7 +225,7 @@ struct Gpu {
 
 /// The CUDA backend. Construct with [`CudaBackend::open`].
 pub struct CudaBackend {
-    api: Api,
+    api: Arc<Api>,
     driver_version: i32,
     devices: Vec<DeviceInfo>,
     gpus: Vec<Gpu>,
@@ -260,7 +265,7 @@ impl CudaBackend {
                 ));
             }
             let mut backend = CudaBackend {
-                api,
+                api: Arc::new(api),
                 driver_version: version,
                 devices: Vec::new(),
                 gpus: Vec::new(),
@@ -436,6 +441,20 @@ impl CudaBackend {
         stream: &Stream,
         op: impl FnOnce(Handle) -> Result<(), GpuError>,
     ) -> Result<Nanos, GpuError> {
+        let (start, end) = self.enqueue_timed(stream, op, None)?;
+        finish_timed(&self.api, start, end)
+    }
+
+    /// Enqueues `op` on `stream` between two events and, with `on_done`,
+    /// a host function after the end event that calls it (the completion
+    /// signal). Returns the events; on error nothing stays allocated and
+    /// `on_done` is dropped uncalled.
+    fn enqueue_timed(
+        &self,
+        stream: &Stream,
+        op: impl FnOnce(Handle) -> Result<(), GpuError>,
+        on_done: Option<OnDone>,
+    ) -> Result<(Handle, Handle), GpuError> {
         let api = &self.api;
         let mut start: Handle = std::ptr::null_mut();
         let mut end: Handle = std::ptr::null_mut();
@@ -452,36 +471,41 @@ impl CudaBackend {
             }
         }
         let result = (|| {
-            {
-                let _guard = stream
-                    .lock
-                    .lock()
-                    .map_err(|_| GpuError::Stopped("a stream lock was poisoned".to_string()))?;
-                // SAFETY: valid events and stream.
-                unsafe {
-                    api.check("cuEventRecord", (api.cu_event_record)(start, stream.handle))?;
-                    op(stream.handle)?;
-                    api.check("cuEventRecord", (api.cu_event_record)(end, stream.handle))?;
+            let _guard = stream
+                .lock
+                .lock()
+                .map_err(|_| GpuError::Stopped("a stream lock was poisoned".to_string()))?;
+            // SAFETY: valid events and stream.
+            unsafe {
+                api.check("cuEventRecord", (api.cu_event_record)(start, stream.handle))?;
+                op(stream.handle)?;
+                api.check("cuEventRecord", (api.cu_event_record)(end, stream.handle))?;
+            }
+            if let Some(f) = on_done {
+                let data = Box::into_raw(Box::new(f)).cast::<c_void>();
+                // SAFETY: host_done takes back the box leaked here; the
+                // driver calls it exactly once after the end event.
+                let rc = unsafe { (api.cu_launch_host_func)(stream.handle, host_done, data) };
+                if rc != CUDA_SUCCESS {
+                    // SAFETY: the driver did not take the pointer.
+                    drop(unsafe { Box::from_raw(data.cast::<OnDone>()) });
+                    api.check("cuLaunchHostFunc", rc)?;
                 }
             }
-            let mut ms = 0f32;
-            // SAFETY: valid events recorded above.
-            unsafe {
-                api.check("cuEventSynchronize", (api.cu_event_synchronize)(end))?;
-                api.check(
-                    "cuEventElapsedTime",
-                    (api.cu_event_elapsed_time)(&mut ms, start, end),
-                )?;
-            }
-            // Reporting conversion: events resolve about 0.5 us.
-            Ok((f64::from(ms) * 1e6).round() as Nanos)
+            Ok(())
         })();
-        // SAFETY: created above, no longer used.
-        unsafe {
-            (api.cu_event_destroy)(start);
-            (api.cu_event_destroy)(end);
+        match result {
+            Ok(()) => Ok((start, end)),
+            Err(e) => {
+                // SAFETY: created above; work already enqueued keeps its own
+                // reference (cuEventDestroy defers the release).
+                unsafe {
+                    (api.cu_event_destroy)(start);
+                    (api.cu_event_destroy)(end);
+                }
+                Err(e)
+            }
         }
-        result
     }
 
     /// Copies a pattern to the GPU and back and checks every byte: proof that
@@ -538,6 +562,69 @@ impl CudaBackend {
     }
 }
 
+/// Waits for `end` (blocking-sync), returns the time between the events and
+/// destroys both.
+fn finish_timed(api: &Api, start: Handle, end: Handle) -> Result<Nanos, GpuError> {
+    let mut ms = 0f32;
+    // SAFETY: valid events recorded by enqueue_timed.
+    let result = unsafe {
+        api.check("cuEventSynchronize", (api.cu_event_synchronize)(end))
+            .and_then(|()| {
+                api.check(
+                    "cuEventElapsedTime",
+                    (api.cu_event_elapsed_time)(&mut ms, start, end),
+                )
+            })
+    };
+    // SAFETY: created by enqueue_timed, no longer used.
+    unsafe {
+        (api.cu_event_destroy)(start);
+        (api.cu_event_destroy)(end);
+    }
+    // Reporting conversion: events resolve about 0.5 us.
+    result.map(|()| (f64::from(ms) * 1e6).round() as Nanos)
+}
+
+/// The host function of submitted operations: calls their [`OnDone`].
+/// Makes no CUDA call (the driver forbids it here) and lets no panic out.
+unsafe extern "C" fn host_done(data: *mut c_void) {
+    // SAFETY: `data` is the Box<OnDone> leaked by enqueue_timed; the driver
+    // calls this once.
+    let f = unsafe { Box::from_raw(data.cast::<OnDone>()) };
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || (*f)()));
+}
+
+/// An operation submitted to a CUDA stream, with its timing events.
+struct CudaInFlight {
+    api: Arc<Api>,
+    context: Handle,
+    start: Handle,
+    end: Handle,
+}
+
+// SAFETY: CUDA events and contexts may be used from any thread; finish()
+// makes the context current on its own thread first.
+unsafe impl Send for CudaInFlight {}
+
+impl InFlight for CudaInFlight {
+    fn finish(self: Box<Self>) -> Result<Nanos, GpuError> {
+        let api = &self.api;
+        // SAFETY: a retained primary context (the backend outlives its
+        // operations in every rtgpu caller).
+        if let Err(e) = api.check("cuCtxSetCurrent", unsafe {
+            (api.cu_ctx_set_current)(self.context)
+        }) {
+            // SAFETY: the events are not used again.
+            unsafe {
+                (api.cu_event_destroy)(self.start);
+                (api.cu_event_destroy)(self.end);
+            }
+            return Err(e);
+        }
+        finish_timed(api, self.start, self.end)
+    }
+}
+
 impl Drop for CudaBackend {
     fn drop(&mut self) {
         let api = &self.api;
@@ -583,72 +670,165 @@ impl GpuBackend for CudaBackend {
     }
 
     fn kernel(&self, gpu: usize, ns: Nanos) -> Result<Nanos, GpuError> {
-        let g = self.gpu(gpu)?;
-        let api = &self.api;
-        self.timed(&g.exec, |stream| {
-            let mut arg: u64 = ns;
-            let mut params = [(&mut arg as *mut u64).cast::<c_void>()];
-            // SAFETY: one u64 parameter, as the PTX entry declares; the
-            // pointer array outlives the launch call (the driver copies it).
-            api.check("cuLaunchKernel", unsafe {
-                (api.cu_launch_kernel)(
-                    g.spin,
-                    1,
-                    1,
-                    1,
-                    1,
-                    1,
-                    1,
-                    0,
-                    stream,
-                    params.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                )
-            })
-        })
+        self.run_op(gpu, GpuOp::Kernel(ns))
     }
 
     fn copy(&self, gpu: usize, dir: CopyDir, bytes: Bytes) -> Result<Nanos, GpuError> {
-        let g = self.gpu(gpu)?;
-        let n = host_size(bytes)?;
-        let (host, dev) = self.buffers(g, n.max(1))?;
-        let api = &self.api;
-        match dir {
-            // SAFETY: host and device buffers hold at least n bytes.
-            CopyDir::HostToDevice => self.timed(&g.h2d, |s| {
-                api.check("cuMemcpyHtoDAsync", unsafe {
-                    (api.cu_memcpy_htod_async)(dev, host, n, s)
-                })
-            }),
-            // SAFETY: as above.
-            CopyDir::DeviceToHost => self.timed(&g.d2h, |s| {
-                api.check("cuMemcpyDtoHAsync", unsafe {
-                    (api.cu_memcpy_dtoh_async)(host, dev, n, s)
-                })
-            }),
-        }
+        self.run_op(gpu, GpuOp::Copy(dir, bytes))
     }
 
     fn peer_copy(&self, src: usize, dst: usize, bytes: Bytes) -> Result<Nanos, GpuError> {
-        let n = host_size(bytes)?;
-        let d = self.gpu(dst)?;
-        // A device-local copy (src == dst) goes from the first half of a
-        // buffer of 2n bytes to the second, so the two ranges never overlap.
-        let local = src == dst;
-        let (_, dst_base) = self.buffers(d, if local { 2 * n.max(1) } else { n.max(1) })?;
-        let dst_ptr = if local { dst_base + n as u64 } else { dst_base };
-        let s = self.gpu(src)?;
-        let (_, src_ptr) = self.buffers(s, n.max(1))?;
+        self.run_op(src, GpuOp::PeerCopy { dst, bytes })
+    }
+
+    fn submit(
+        &self,
+        gpu: usize,
+        op: GpuOp,
+        on_done: OnDone,
+    ) -> Result<Box<dyn InFlight>, GpuError> {
+        let (stream, context, launch) = self.prepare(gpu, op)?;
+        let (start, end) =
+            self.enqueue_timed(stream, |s| self.launch(&launch, s), Some(on_done))?;
+        Ok(Box::new(CudaInFlight {
+            api: Arc::clone(&self.api),
+            context,
+            start,
+            end,
+        }))
+    }
+}
+
+/// What one operation enqueues, with its buffers resolved.
+enum Launch {
+    Kernel {
+        spin: Handle,
+        ns: Nanos,
+    },
+    HostToDevice {
+        dev: CuDevicePtr,
+        host: *mut c_void,
+        n: usize,
+    },
+    DeviceToHost {
+        host: *mut c_void,
+        dev: CuDevicePtr,
+        n: usize,
+    },
+    Peer {
+        dst: CuDevicePtr,
+        dst_ctx: Handle,
+        src: CuDevicePtr,
+        src_ctx: Handle,
+        n: usize,
+    },
+}
+
+impl CudaBackend {
+    /// The blocking path: enqueue and wait on a blocking-sync event.
+    fn run_op(&self, gpu: usize, op: GpuOp) -> Result<Nanos, GpuError> {
+        let (stream, _, launch) = self.prepare(gpu, op)?;
+        self.timed(stream, |s| self.launch(&launch, s))
+    }
+
+    /// The stream (engine), its context and the launch of `op` on `gpu`;
+    /// leaves that context current.
+    fn prepare(&self, gpu: usize, op: GpuOp) -> Result<(&Stream, Handle, Launch), GpuError> {
+        match op {
+            GpuOp::Kernel(ns) => {
+                let g = self.gpu(gpu)?;
+                Ok((&g.exec, g.context, Launch::Kernel { spin: g.spin, ns }))
+            }
+            GpuOp::Copy(dir, bytes) => {
+                let g = self.gpu(gpu)?;
+                let n = host_size(bytes)?;
+                let (host, dev) = self.buffers(g, n.max(1))?;
+                Ok(match dir {
+                    CopyDir::HostToDevice => {
+                        (&g.h2d, g.context, Launch::HostToDevice { dev, host, n })
+                    }
+                    CopyDir::DeviceToHost => {
+                        (&g.d2h, g.context, Launch::DeviceToHost { host, dev, n })
+                    }
+                })
+            }
+            GpuOp::PeerCopy { dst, bytes } => {
+                let src = gpu;
+                let n = host_size(bytes)?;
+                let d = self.gpu(dst)?;
+                // A device-local copy (src == dst) goes from the first half
+                // of a buffer of 2n bytes to the second, so the two ranges
+                // never overlap.
+                let local = src == dst;
+                let (_, dst_base) = self.buffers(d, if local { 2 * n.max(1) } else { n.max(1) })?;
+                let dst_ptr = if local { dst_base + n as u64 } else { dst_base };
+                let s = self.gpu(src)?;
+                let (_, src_ptr) = self.buffers(s, n.max(1))?;
+                // On the source's outgoing copy engine: GPUSync's peer
+                // migration (seed 004 §4.3) holds the copy locks of both
+                // GPUs meanwhile.
+                Ok((
+                    &s.d2h,
+                    s.context,
+                    Launch::Peer {
+                        dst: dst_ptr,
+                        dst_ctx: d.context,
+                        src: src_ptr,
+                        src_ctx: s.context,
+                        n,
+                    },
+                ))
+            }
+        }
+    }
+
+    /// Enqueues `launch` on `stream`.
+    fn launch(&self, launch: &Launch, stream: Handle) -> Result<(), GpuError> {
         let api = &self.api;
-        // On the source's outgoing copy engine: GPUSync's peer migration
-        // (seed 004 §4.3) holds the copy locks of both GPUs meanwhile.
-        self.timed(&s.d2h, |stream| {
-            // SAFETY: both device buffers hold at least n bytes past the
-            // pointers used (checked by the buffer sizes requested above).
-            api.check("cuMemcpyPeerAsync", unsafe {
-                (api.cu_memcpy_peer_async)(dst_ptr, d.context, src_ptr, s.context, n, stream)
-            })
-        })
+        match *launch {
+            Launch::Kernel { spin, ns } => {
+                let mut arg: u64 = ns;
+                let mut params = [(&mut arg as *mut u64).cast::<c_void>()];
+                // SAFETY: one u64 parameter, as the PTX entry declares; the
+                // pointer array outlives the launch call (the driver copies it).
+                api.check("cuLaunchKernel", unsafe {
+                    (api.cu_launch_kernel)(
+                        spin,
+                        1,
+                        1,
+                        1,
+                        1,
+                        1,
+                        1,
+                        0,
+                        stream,
+                        params.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    )
+                })
+            }
+            // SAFETY: host and device buffers hold at least n bytes.
+            Launch::HostToDevice { dev, host, n } => api.check("cuMemcpyHtoDAsync", unsafe {
+                (api.cu_memcpy_htod_async)(dev, host, n, stream)
+            }),
+            // SAFETY: as above.
+            Launch::DeviceToHost { host, dev, n } => api.check("cuMemcpyDtoHAsync", unsafe {
+                (api.cu_memcpy_dtoh_async)(host, dev, n, stream)
+            }),
+            Launch::Peer {
+                dst,
+                dst_ctx,
+                src,
+                src_ctx,
+                n,
+            } => {
+                // SAFETY: both device buffers hold at least n bytes past the
+                // pointers used (checked by the buffer sizes requested).
+                api.check("cuMemcpyPeerAsync", unsafe {
+                    (api.cu_memcpy_peer_async)(dst, dst_ctx, src, src_ctx, n, stream)
+                })
+            }
+        }
     }
 }
 

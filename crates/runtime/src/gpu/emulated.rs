@@ -19,7 +19,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-use super::{check_gpu, Bytes, CopyDir, DeviceInfo, GpuBackend, GpuError};
+use super::{check_gpu, Bytes, CopyDir, DeviceInfo, GpuBackend, GpuError, GpuOp, InFlight, OnDone};
 use crate::os::{monotonic_now, sleep_until, Nanos};
 
 /// One emulated GPU.
@@ -149,6 +149,8 @@ enum Op {
 struct Request {
     op: Op,
     reply: Sender<Result<Nanos, GpuError>>,
+    /// Called after the reply is sent: the emulated completion interrupt.
+    on_done: Option<OnDone>,
 }
 
 /// One engine: a thread that carries out its queue in FIFO order.
@@ -171,6 +173,9 @@ fn engine_thread(name: String, rx: Receiver<Request>) -> std::io::Result<JoinHan
                 Op::Transfer(bus, bytes) => bus.transfer(bytes),
             };
             let _ = req.reply.send(result.map(|()| monotonic_now() - start));
+            if let Some(f) = req.on_done {
+                f();
+            }
         }
     })
 }
@@ -248,14 +253,49 @@ impl EmulatedBackend {
         })
     }
 
-    fn submit(engine: &Engine, op: Op) -> Result<Nanos, GpuError> {
+    /// Queues `op` on `engine`; the reply arrives when it has completed.
+    fn enqueue(
+        engine: &Engine,
+        op: Op,
+        on_done: Option<OnDone>,
+    ) -> Result<Receiver<Result<Nanos, GpuError>>, GpuError> {
         let (tx, rx) = mpsc::channel();
         engine
             .queue
-            .send(Request { op, reply: tx })
+            .send(Request {
+                op,
+                reply: tx,
+                on_done,
+            })
             .map_err(|_| GpuError::Stopped("an engine thread has exited".to_string()))?;
+        Ok(rx)
+    }
+
+    fn wait(rx: &Receiver<Result<Nanos, GpuError>>) -> Result<Nanos, GpuError> {
         rx.recv()
             .map_err(|_| GpuError::Stopped("an engine thread has exited".to_string()))?
+    }
+
+    fn run(engine: &Engine, op: Op) -> Result<Nanos, GpuError> {
+        Self::wait(&Self::enqueue(engine, op, None)?)
+    }
+
+    /// The engine and the modelled work of `op` on `gpu`.
+    fn route(&self, gpu: usize, op: GpuOp) -> Result<(&Engine, Op), GpuError> {
+        let g = self.gpu(gpu)?;
+        Ok(match op {
+            GpuOp::Kernel(ns) => (&g.exec, Op::Kernel(ns)),
+            GpuOp::Copy(CopyDir::HostToDevice, bytes) => {
+                (&*g.copy[0], Op::Transfer(Arc::clone(&g.h2d_bus), bytes))
+            }
+            GpuOp::Copy(CopyDir::DeviceToHost, bytes) => {
+                (&*g.copy[1], Op::Transfer(Arc::clone(&g.d2h_bus), bytes))
+            }
+            GpuOp::PeerCopy { dst, bytes } => {
+                self.gpu(dst)?;
+                (&*g.copy[1], Op::Transfer(Arc::clone(&g.peer_bus), bytes))
+            }
+        })
     }
 
     fn gpu(&self, gpu: usize) -> Result<&GpuEngines, GpuError> {
@@ -284,22 +324,40 @@ impl GpuBackend for EmulatedBackend {
     }
 
     fn kernel(&self, gpu: usize, ns: Nanos) -> Result<Nanos, GpuError> {
-        Self::submit(&self.gpu(gpu)?.exec, Op::Kernel(ns))
+        let (engine, op) = self.route(gpu, GpuOp::Kernel(ns))?;
+        Self::run(engine, op)
     }
 
     fn copy(&self, gpu: usize, dir: CopyDir, bytes: Bytes) -> Result<Nanos, GpuError> {
-        let g = self.gpu(gpu)?;
-        let (engine, bus) = match dir {
-            CopyDir::HostToDevice => (&g.copy[0], &g.h2d_bus),
-            CopyDir::DeviceToHost => (&g.copy[1], &g.d2h_bus),
-        };
-        Self::submit(engine, Op::Transfer(Arc::clone(bus), bytes))
+        let (engine, op) = self.route(gpu, GpuOp::Copy(dir, bytes))?;
+        Self::run(engine, op)
     }
 
     fn peer_copy(&self, src: usize, dst: usize, bytes: Bytes) -> Result<Nanos, GpuError> {
-        self.gpu(dst)?;
-        let g = self.gpu(src)?;
-        Self::submit(&g.copy[1], Op::Transfer(Arc::clone(&g.peer_bus), bytes))
+        let (engine, op) = self.route(src, GpuOp::PeerCopy { dst, bytes })?;
+        Self::run(engine, op)
+    }
+
+    fn submit(
+        &self,
+        gpu: usize,
+        op: GpuOp,
+        on_done: OnDone,
+    ) -> Result<Box<dyn InFlight>, GpuError> {
+        let (engine, op) = self.route(gpu, op)?;
+        let rx = Self::enqueue(engine, op, Some(on_done))?;
+        Ok(Box::new(EmulatedInFlight { rx }))
+    }
+}
+
+/// An operation queued on an emulated engine.
+struct EmulatedInFlight {
+    rx: Receiver<Result<Nanos, GpuError>>,
+}
+
+impl InFlight for EmulatedInFlight {
+    fn finish(self: Box<Self>) -> Result<Nanos, GpuError> {
+        EmulatedBackend::wait(&self.rx)
     }
 }
 
@@ -432,6 +490,33 @@ mod tests {
             h.join().expect("thread").expect("kernel");
         }
         assert!(monotonic_now() - t0 >= 9 * MS);
+    }
+
+    #[test]
+    fn a_submitted_operation_signals_its_completion_once() {
+        let b = EmulatedBackend::new(&config(2, &[0])).expect("start");
+        let (tx, rx) = mpsc::channel();
+        let t0 = monotonic_now();
+        let f = b
+            .submit(
+                0,
+                GpuOp::Kernel(3 * MS),
+                Box::new(move || {
+                    let _ = tx.send(monotonic_now());
+                }),
+            )
+            .expect("submit");
+        // submit returns before the kernel has run.
+        assert!(monotonic_now() - t0 < 3 * MS);
+        let signalled = rx.recv().expect("on_done called");
+        assert!(signalled - t0 >= 3 * MS);
+        let d = f.finish().expect("finish");
+        assert!((3 * MS..100 * MS).contains(&d), "took {d} ns");
+        assert!(rx.recv().is_err(), "on_done is called once");
+        // A bad index fails at submission.
+        assert!(b
+            .submit(0, GpuOp::PeerCopy { dst: 5, bytes: 1 }, Box::new(|| {}))
+            .is_err());
     }
 
     #[test]

@@ -66,9 +66,48 @@ pub enum GpuError {
     Stopped(String),
 }
 
-/// One GPU backend. Every operation blocks the calling thread until the
-/// operation has completed on the GPU (the job self-suspends meanwhile) and
-/// returns the device-side duration of the operation.
+/// One GPU operation, as [`GpuBackend::submit`] takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuOp {
+    /// A kernel of modelled duration (ns) on the execution engine.
+    Kernel(Nanos),
+    /// A host/device copy on the copy engine of its direction.
+    Copy(CopyDir, Bytes),
+    /// A peer copy of `bytes` from the submitting GPU to GPU `dst`.
+    PeerCopy { dst: usize, bytes: Bytes },
+}
+
+/// What the device side calls once when a submitted operation has
+/// completed: the stand-in for the GPU's completion interrupt (its top
+/// half). It runs on a backend thread (an emulated engine thread, or the
+/// CUDA driver's host-function thread), so it must be short and must not
+/// call back into the backend (CUDA forbids driver calls there).
+pub type OnDone = Box<dyn FnOnce() + Send + 'static>;
+
+/// An operation submitted with [`GpuBackend::submit`].
+pub trait InFlight: Send {
+    /// The device-side duration of the operation. Blocks until it has
+    /// completed; returns at once once its [`OnDone`] has been called.
+    fn finish(self: Box<Self>) -> Result<Nanos, GpuError>;
+}
+
+/// Runs `op` on `gpu` with the backend's blocking call (the caller sleeps
+/// until the operation has completed).
+pub fn run_blocking(backend: &dyn GpuBackend, gpu: usize, op: GpuOp) -> Result<Nanos, GpuError> {
+    match op {
+        GpuOp::Kernel(ns) => backend.kernel(gpu, ns),
+        GpuOp::Copy(dir, bytes) => backend.copy(gpu, dir, bytes),
+        GpuOp::PeerCopy { dst, bytes } => backend.peer_copy(gpu, dst, bytes),
+    }
+}
+
+/// One GPU backend. Every blocking operation ([`GpuBackend::kernel`],
+/// [`GpuBackend::copy`], [`GpuBackend::peer_copy`]) blocks the calling
+/// thread until the operation has completed on the GPU (the job
+/// self-suspends meanwhile) and returns the device-side duration of the
+/// operation. [`GpuBackend::submit`] instead returns at once and signals
+/// completion, which is how klmirqd's completion threads
+/// ([`crate::klmirqd::CompletionThread`]) take over the bottom half.
 pub trait GpuBackend: Send + Sync {
     /// "emulated" or "cuda".
     fn name(&self) -> &'static str;
@@ -81,6 +120,12 @@ pub trait GpuBackend: Send + Sync {
     /// Copies `bytes` of state from GPU `src` to GPU `dst` (a task migrating,
     /// seed 004 §4.3). `src == dst` is a device-local copy.
     fn peer_copy(&self, src: usize, dst: usize, bytes: Bytes) -> Result<Nanos, GpuError>;
+    /// Starts `op` on `gpu` without waiting: `on_done` is called once when
+    /// it has completed on the device (also when it failed there; the
+    /// failure is returned by [`InFlight::finish`]). When submission itself
+    /// fails, `on_done` is dropped without being called.
+    fn submit(&self, gpu: usize, op: GpuOp, on_done: OnDone)
+        -> Result<Box<dyn InFlight>, GpuError>;
 }
 
 fn check_gpu(devices: &[DeviceInfo], gpu: usize) -> Result<(), GpuError> {

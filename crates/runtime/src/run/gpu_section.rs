@@ -14,7 +14,8 @@ use rtgpu_policy::predictor::MAX_DISTANCE;
 use crate::arbiter::{
     Arbiter, ArbiterConfig, ArbiterError, Client, Engine, QueueRule, TokenConfig,
 };
-use crate::gpu::{CopyDir, GpuBackend, GpuError};
+use crate::gpu::{run_blocking, CopyDir, GpuBackend, GpuError, GpuOp};
+use crate::klmirqd::CompletionThread;
 use crate::os::{monotonic_now, Nanos};
 
 /// One cluster's arbiter and the global indices of its GPUs.
@@ -22,6 +23,9 @@ pub struct ClusterGpus {
     pub arbiter: Arc<Arbiter>,
     /// Local GPU index (the arbiter's) to global (the backend's).
     pub global: Vec<usize>,
+    /// klmirqd: the completion thread of each local GPU (empty: the job
+    /// thread waits for its operations itself).
+    pub completion: Vec<Arc<CompletionThread>>,
 }
 
 /// Builds one arbiter per cluster that has GPUs (GPUSync keeps one token
@@ -102,6 +106,7 @@ pub fn cluster_arbiters(
             Some(ClusterGpus {
                 arbiter,
                 global: c.gpus.clone(),
+                completion: Vec::new(),
             })
         })
         .collect()
@@ -144,6 +149,23 @@ pub enum SectionError {
     Gpu(#[from] GpuError),
 }
 
+/// Runs `op` on global GPU `gpu`: through the completion thread of the
+/// token's local GPU `local` when the cluster has klmirqd threads (the job
+/// sleeps while its bottom half runs there, seed 000 §III), otherwise with
+/// the backend's blocking call.
+fn gpu_op(
+    cluster: &ClusterGpus,
+    backend: &dyn GpuBackend,
+    local: usize,
+    gpu: usize,
+    op: GpuOp,
+) -> Result<Nanos, GpuError> {
+    match cluster.completion.get(local) {
+        Some(ct) => ct.complete(backend, gpu, op, None),
+        None => run_blocking(backend, gpu, op),
+    }
+}
+
 /// Runs one job's GPU section; `last` is the local GPU the task used last.
 pub fn run_section(
     client: &Client,
@@ -163,31 +185,47 @@ pub fn run_section(
         let src = cluster.global[prev];
         for n in chunks(g.state, work.chunk) {
             let (a, b) = ((prev, Engine::CopyOut), (local, Engine::CopyIn));
+            // The peer copy's completion goes to the completion thread of
+            // the GPU the job owns (the destination), which runs at its
+            // priority; the source's may serve another owner.
+            let peer = GpuOp::PeerCopy { dst: gpu, bytes: n };
             match work.peer_locking {
                 PeerLocking::Dgl => {
                     let _both = tok.locks(&[a, b])?;
-                    backend.peer_copy(src, gpu, n)?;
+                    gpu_op(cluster, backend, local, src, peer)?;
                 }
                 PeerLocking::Nested => {
                     let [first, second] = cluster.arbiter.nested_order(a, b);
                     let _outer = tok.locks(&[first])?;
                     let _inner = tok.locks(&[second])?;
-                    backend.peer_copy(src, gpu, n)?;
+                    gpu_op(cluster, backend, local, src, peer)?;
                 }
             }
         }
     }
     for n in chunks(g.copy_in, work.chunk) {
         let _l = tok.engine(Engine::CopyIn)?;
-        backend.copy(gpu, CopyDir::HostToDevice, n)?;
+        gpu_op(
+            cluster,
+            backend,
+            local,
+            gpu,
+            GpuOp::Copy(CopyDir::HostToDevice, n),
+        )?;
     }
     for &k in &g.kernels {
         let _l = tok.engine(Engine::Exec)?;
-        backend.kernel(gpu, k)?;
+        gpu_op(cluster, backend, local, gpu, GpuOp::Kernel(k))?;
     }
     for n in chunks(g.copy_out, work.chunk) {
         let _l = tok.engine(Engine::CopyOut)?;
-        backend.copy(gpu, CopyDir::DeviceToHost, n)?;
+        gpu_op(
+            cluster,
+            backend,
+            local,
+            gpu,
+            GpuOp::Copy(CopyDir::DeviceToHost, n),
+        )?;
     }
     let released = monotonic_now();
     drop(tok);
