@@ -342,7 +342,15 @@ pub fn run(
             .unwrap_or_default();
         let mut cs = gpu_section::cluster_arbiters(workload, realtime, &pci);
         if workload.policy.interrupts == rtgpu_model::InterruptHandling::Klmirqd {
-            start_completion_threads(workload, config, realtime, &mut cs, &mut warnings)?;
+            let server_ok = realtime || caps.deadline;
+            start_completion_threads(
+                workload,
+                config,
+                realtime,
+                server_ok,
+                &mut cs,
+                &mut warnings,
+            )?;
         }
         cs.into_iter().map(|c| c.map(Arc::new)).collect()
     } else {
@@ -590,17 +598,20 @@ pub fn run(
 
 /// Starts one completion thread per GPU of every cluster (seed 000 §IV:
 /// one klmirqd thread per GPU). Dependent mode with real-time priorities:
-/// each follows its GPU's owner through the cluster's arbiter. Without
-/// real-time priorities both modes run SCHED_OTHER, and a warning says so.
+/// each follows its GPU's owner through the cluster's arbiter. Independent
+/// mode wherever SCHED_DEADLINE is permitted (`server_ok`; some machines
+/// refuse SCHED_FIFO but permit it). Otherwise the threads run
+/// SCHED_OTHER, and a warning says so.
 fn start_completion_threads(
     workload: &Workload,
     config: &RunConfig,
     realtime: bool,
+    server_ok: bool,
     clusters: &mut [Option<ClusterGpus>],
     warnings: &mut Vec<String>,
 ) -> Result<(), RunError> {
     let idle = SchedPolicy::Other { nice: 0 };
-    let mode = match (config.klmirqd, realtime) {
+    let mode = match (config.klmirqd, server_ok) {
         (KlmirqdMode::Independent(server), true) => {
             match server.or_else(|| ServerConfig::for_workload(workload)) {
                 Some(s) => Mode::Independent(s),
@@ -609,13 +620,20 @@ fn start_completion_threads(
         }
         _ => Mode::Dependent { idle },
     };
-    if !realtime {
-        warnings.push(
+    if !realtime && matches!(mode, Mode::Dependent { .. }) {
+        warnings.push(format!(
             "klmirqd: without real-time priorities the completion threads run SCHED_OTHER: \
-             the owner still sleeps while its completion work runs, but neither the owner's \
-             priority (dependent mode) nor a SCHED_DEADLINE server (independent mode) is applied"
-                .to_string(),
-        );
+             the owner still sleeps while its completion work runs, but the owner's priority \
+             is not applied{}",
+            if !server_ok {
+                " (nor a SCHED_DEADLINE server: the kernel refuses SCHED_DEADLINE too)"
+            } else if matches!(config.klmirqd, KlmirqdMode::Dependent) {
+                " (SCHED_DEADLINE is permitted here: `--klmirqd independent` runs the \
+                 completion threads as bandwidth servers)"
+            } else {
+                ""
+            }
+        ));
     }
     for c in clusters.iter_mut().flatten() {
         for (local, &gpu) in c.global.iter().enumerate() {

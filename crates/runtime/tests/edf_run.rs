@@ -109,6 +109,7 @@ period = "5 ms"
             duration: 400_000_000,
             realtime: true,
             backend: None,
+            klmirqd: rtgpu_runtime::run::KlmirqdMode::Dependent,
         },
     )
     .expect("EDF with GPU tasks runs");
