@@ -471,6 +471,53 @@ impl Client {
         Ok(())
     }
 
+    /// Acquires one engine lock, or two atomically (a DGL), without a GPU
+    /// token: for GPU work the token allocator does not manage, such as the
+    /// copies of a vGPU's members (seed 001; the vGPU scheduler orders
+    /// their kernels instead of the execution-engine lock). With engine
+    /// locks off, returns at once.
+    pub fn engine_locks(&self, wanted: &[(usize, Engine)]) -> Result<EngineGuard, ArbiterError> {
+        let c = self;
+        let a = &c.arbiter;
+        if !a.engine_locks {
+            return Ok(EngineGuard {
+                client: c.clone(),
+                req: None,
+                lock: 0,
+            });
+        }
+        let mut st = a.lock()?;
+        let ids: Vec<LockId> = wanted
+            .iter()
+            .map(|&(g, e)| st.locks.lock_id(g, e))
+            .collect();
+        let prio = st.jobs[c.job as usize].base;
+        c.word.store(WAITING, Ordering::Release);
+        let (req, granted) = st.locks.request(c.job, prio, &ids);
+        let now = monotonic_now();
+        st.events.push(Event {
+            at: now,
+            job: c.job,
+            what: if granted {
+                EventKind::LockGranted { lock: ids[0] }
+            } else {
+                EventKind::LockRequested { lock: ids[0] }
+            },
+        });
+        a.update_priorities(&mut st);
+        drop(st);
+        if granted {
+            c.word.store(IDLE, Ordering::Release);
+        } else {
+            c.await_grant();
+        }
+        Ok(EngineGuard {
+            client: c.clone(),
+            req: Some(req),
+            lock: ids[0],
+        })
+    }
+
     /// Sleeps until the arbiter grants this job.
     fn await_grant(&self) {
         while self.word.load(Ordering::Acquire) != GRANTED {
@@ -578,56 +625,7 @@ impl TokenGuard {
     /// lock on the destination). For nested requests instead, take them one
     /// at a time in [`Arbiter::nested_order`].
     pub fn locks(&self, wanted: &[(usize, Engine)]) -> Result<EngineGuard, ArbiterError> {
-        let engines: Vec<Engine> = wanted.iter().map(|w| w.1).collect();
-        let gpus: Vec<usize> = wanted.iter().map(|w| w.0).collect();
-        self.request_locks(&engines, &gpus)
-    }
-
-    fn request_locks(
-        &self,
-        engines: &[Engine],
-        gpus: &[usize],
-    ) -> Result<EngineGuard, ArbiterError> {
-        let c = &self.client;
-        let a = &c.arbiter;
-        if !a.engine_locks {
-            return Ok(EngineGuard {
-                client: c.clone(),
-                req: None,
-                lock: 0,
-            });
-        }
-        let mut st = a.lock()?;
-        let ids: Vec<LockId> = engines
-            .iter()
-            .zip(gpus)
-            .map(|(&e, &g)| st.locks.lock_id(g, e))
-            .collect();
-        let prio = st.jobs[c.job as usize].base;
-        c.word.store(WAITING, Ordering::Release);
-        let (req, granted) = st.locks.request(c.job, prio, &ids);
-        let now = monotonic_now();
-        st.events.push(Event {
-            at: now,
-            job: c.job,
-            what: if granted {
-                EventKind::LockGranted { lock: ids[0] }
-            } else {
-                EventKind::LockRequested { lock: ids[0] }
-            },
-        });
-        a.update_priorities(&mut st);
-        drop(st);
-        if granted {
-            c.word.store(IDLE, Ordering::Release);
-        } else {
-            c.await_grant();
-        }
-        Ok(EngineGuard {
-            client: c.clone(),
-            req: Some(req),
-            lock: ids[0],
-        })
+        self.client.engine_locks(wanted)
     }
 }
 

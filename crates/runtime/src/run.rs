@@ -22,6 +22,7 @@
 
 pub mod edf;
 pub mod gpu_section;
+pub mod vgpu;
 
 use std::sync::{Arc, Barrier};
 
@@ -124,8 +125,9 @@ pub struct TaskSummary {
     /// Pieces that ran on a CPU other than their planned core (folded runs
     /// excepted, where the planned core is mapped first).
     pub pieces_off_core: usize,
-    /// GPU-using tasks: the longest wait for a GPU token, and how often the
-    /// task's state migrated between GPUs.
+    /// GPU-using tasks (vGPU members excepted: they take no token): the
+    /// longest wait for a GPU token, and how often the task's state
+    /// migrated between GPUs.
     pub max_token_wait: Option<Nanos>,
     pub migrations: usize,
 }
@@ -151,6 +153,8 @@ pub struct RunOutcome {
     /// klmirqd's completion threads, when the workload's interrupt handling
     /// is klmirqd and a task uses a GPU.
     pub klmirqd: Option<KlmirqdReport>,
+    /// vGPUs (seed 001): reserved and used shares of their GPUs.
+    pub vgpus: Vec<VgpuShare>,
 }
 
 /// Why a workload cannot be run.
@@ -204,18 +208,6 @@ pub fn run(
             "the analysis did not decide this workload ({}); running it anyway",
             report.reason
         ));
-    }
-    if workload
-        .tasks
-        .iter()
-        .any(|t| t.gpu.as_ref().is_some_and(|g| g.vgpu.is_some()))
-    {
-        warnings.push(
-            "vGPU reservations (Linux-RTXG, seed 001) are not enforced by `rtgpu run` yet: \
-             GPU work runs under the token allocator and engine locks; `rtgpu simulate` \
-             models the vGPUs"
-                .to_string(),
-        );
     }
     let caps = os::probe_capabilities();
     let needed = workload.platform.total_cores() as usize;
@@ -429,6 +421,10 @@ pub fn run(
                 (Some(part), Some(b), Some(ci)) => match clusters.get(ci).cloned().flatten() {
                     Some(cg) => {
                         let n = cg.global.len().max(1);
+                        let vgpu = match part.vgpu {
+                            Some(v) => Some(vgpu_local(workload, &cg, v, &task.name)?),
+                            None => None,
+                        };
                         Some((
                             cg,
                             Arc::clone(b),
@@ -443,6 +439,7 @@ pub fn run(
                                     bw.device_to_host,
                                 ),
                                 static_gpu: index % n,
+                                vgpu,
                             },
                         ))
                     }
@@ -538,6 +535,21 @@ pub fn run(
         ));
     }
 
+    let vgpus = vgpu_shares(
+        workload,
+        &clusters,
+        start_at.load(std::sync::atomic::Ordering::SeqCst),
+        config.duration,
+    );
+    for v in &vgpus {
+        notes.push(format!(
+            "vGPU {}: reserved {:.1}% of its GPU, its kernels used {:.1}% of it while jobs \
+             were released (seed 001)",
+            v.name,
+            100.0 * v.reserved,
+            100.0 * v.used,
+        ));
+    }
     let tasks = workload
         .tasks
         .iter()
@@ -569,7 +581,9 @@ pub fn run(
                 },
                 analysed_bound: report.tasks.get(i).and_then(|r| r.response_time),
                 pieces_off_core: off,
-                max_token_wait: t.uses_gpu().then(|| {
+                // vGPU members take no token (seed 001's vGPU scheduler
+                // orders their kernels instead).
+                max_token_wait: t.gpu.as_ref().is_some_and(|g| g.vgpu.is_none()).then(|| {
                     mine.iter()
                         .filter_map(|j| j.gpu.map(|g| g.token_wait))
                         .max()
@@ -593,6 +607,7 @@ pub fn run(
         handoffs,
         notes,
         klmirqd,
+        vgpus,
     })
 }
 
@@ -699,6 +714,73 @@ fn klmirqd_report(clusters: &[Option<Arc<ClusterGpus>>]) -> Option<KlmirqdReport
         mode: first.started.mode,
         threads,
     })
+}
+
+/// One vGPU's reservation and the share of its GPU it used in a run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct VgpuShare {
+    pub name: String,
+    /// Budget over period (seed 001's share).
+    pub reserved: f64,
+    /// Its kernels' execution-engine time over the release window.
+    pub used: f64,
+}
+
+/// Per vGPU, the share of its GPU's time its kernels used in the release
+/// window [`t0`, `t0 + duration`) beside its reservation (seed 001 Fig.
+/// 10's check; after the window members run out of work one by one).
+fn vgpu_shares(
+    w: &Workload,
+    clusters: &[Option<Arc<ClusterGpus>>],
+    t0: Nanos,
+    duration: Nanos,
+) -> Vec<VgpuShare> {
+    let mut shares = Vec::new();
+    for (v, vg) in w.vgpus.iter().enumerate() {
+        let Some((gpu, k)) = gpu_section::vgpu_slot(w, v) else {
+            continue;
+        };
+        let gate = clusters.iter().flatten().find_map(|c| {
+            let local = c.global.iter().position(|&g| g == gpu)?;
+            c.vgpus.get(local).cloned().flatten()
+        });
+        if let Some(gate) = gate {
+            let (budget, period) = vg.budget_and_period();
+            shares.push(VgpuShare {
+                name: vg.name.clone(),
+                reserved: budget as f64 / period.max(1) as f64,
+                used: gate.used_between(k, t0, t0 + duration) as f64 / duration.max(1) as f64,
+            });
+        }
+    }
+    shares
+}
+
+/// A vGPU member's (local GPU, local vGPU index) in its cluster, or why it
+/// cannot run there.
+fn vgpu_local(
+    w: &Workload,
+    cluster: &ClusterGpus,
+    v: usize,
+    task: &str,
+) -> Result<(usize, usize), RunError> {
+    let unsupported = |reason: String| RunError::Unsupported {
+        workload: w.name.clone(),
+        reason,
+    };
+    let (gpu, k) = gpu_section::vgpu_slot(w, v)
+        .ok_or_else(|| unsupported(format!("task {task} names vGPU {v}, which does not exist")))?;
+    let local = cluster
+        .global
+        .iter()
+        .position(|&g| g == gpu)
+        .ok_or_else(|| {
+            unsupported(format!(
+                "task {task} is in vGPU {} on GPU {}, which is not in the task's cluster",
+                w.vgpus[v].name, w.platform.gpus[gpu].name
+            ))
+        })?;
+    Ok((local, k))
 }
 
 /// Tasks without pieces (C-FP / G-FP) may run on any CPU of their cluster.

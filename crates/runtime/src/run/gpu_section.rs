@@ -17,6 +17,7 @@ use crate::arbiter::{
 use crate::gpu::{run_blocking, CopyDir, GpuBackend, GpuError, GpuOp};
 use crate::klmirqd::CompletionThread;
 use crate::os::{monotonic_now, Nanos};
+use crate::run::vgpu::VgpuGate;
 
 /// One cluster's arbiter and the global indices of its GPUs.
 pub struct ClusterGpus {
@@ -26,6 +27,15 @@ pub struct ClusterGpus {
     /// klmirqd: the completion thread of each local GPU (empty: the job
     /// thread waits for its operations itself).
     pub completion: Vec<Arc<CompletionThread>>,
+    /// Per local GPU, the scheduler of its vGPUs (seed 001), if it has any.
+    pub vgpus: Vec<Option<Arc<VgpuGate>>>,
+}
+
+/// Where vGPU `v` of the workload lives: its global GPU and its index
+/// among that GPU's vGPUs (declaration order, as in the simulator).
+pub fn vgpu_slot(w: &Workload, v: usize) -> Option<(usize, usize)> {
+    let gpu = w.vgpus.get(v)?.gpu;
+    Some((gpu, w.vgpus[..v].iter().filter(|x| x.gpu == gpu).count()))
 }
 
 /// Builds one arbiter per cluster that has GPUs (GPUSync keeps one token
@@ -103,10 +113,23 @@ pub fn cluster_arbiters(
                         .collect(),
                 );
             }
+            let vgpus = c
+                .gpus
+                .iter()
+                .map(|&g| {
+                    let mine: Vec<&rtgpu_model::Vgpu> =
+                        w.vgpus.iter().filter(|v| v.gpu == g).collect();
+                    let first = mine.first()?;
+                    let budgets: Vec<(Nanos, Nanos)> =
+                        mine.iter().map(|v| v.budget_and_period()).collect();
+                    Some(Arc::new(VgpuGate::new(first.policy, &budgets)))
+                })
+                .collect();
             Some(ClusterGpus {
                 arbiter,
                 global: c.gpus.clone(),
                 completion: Vec::new(),
+                vgpus,
             })
         })
         .collect()
@@ -126,6 +149,10 @@ pub struct GpuWork {
     pub peer_locking: PeerLocking,
     pub hold: Nanos,
     pub static_gpu: usize,
+    /// A vGPU member: (local GPU, local vGPU index). Its section takes no
+    /// token (as in the simulator); its copies take the copy locks and its
+    /// kernels go through the GPU's vGPU scheduler.
+    pub vgpu: Option<(usize, usize)>,
 }
 
 /// What one GPU section did.
@@ -174,6 +201,9 @@ pub fn run_section(
     work: &GpuWork,
     last: &mut Option<usize>,
 ) -> Result<GpuRun, SectionError> {
+    if let Some((local, v)) = work.vgpu {
+        return run_vgpu_section(client, cluster, backend, work, local, v);
+    }
     let t0 = monotonic_now();
     let tok = client.token(work.task, work.hold, *last, work.static_gpu)?;
     let granted = monotonic_now();
@@ -237,5 +267,45 @@ pub fn run_section(
         token_wait: granted - t0,
         token_hold: released - granted,
         migrated,
+    })
+}
+
+/// A vGPU member's GPU section (seed 001): copies under the copy locks,
+/// each kernel dispatched by the GPU's vGPU scheduler.
+fn run_vgpu_section(
+    client: &Client,
+    cluster: &ClusterGpus,
+    backend: &dyn GpuBackend,
+    work: &GpuWork,
+    local: usize,
+    v: usize,
+) -> Result<GpuRun, SectionError> {
+    let start = monotonic_now();
+    let gpu = cluster.global[local];
+    let gate = cluster
+        .vgpus
+        .get(local)
+        .and_then(Option::as_ref)
+        .ok_or_else(|| GpuError::Stopped(format!("GPU {gpu} has no vGPU scheduler")))?;
+    let g = &work.part;
+    for n in chunks(g.copy_in, work.chunk) {
+        let _l = client.engine_locks(&[(local, Engine::CopyIn)])?;
+        let op = GpuOp::Copy(CopyDir::HostToDevice, n);
+        gpu_op(cluster, backend, local, gpu, op)?;
+    }
+    for &k in &g.kernels {
+        let _dispatched = gate.launch(v);
+        gpu_op(cluster, backend, local, gpu, GpuOp::Kernel(k))?;
+    }
+    for n in chunks(g.copy_out, work.chunk) {
+        let _l = client.engine_locks(&[(local, Engine::CopyOut)])?;
+        let op = GpuOp::Copy(CopyDir::DeviceToHost, n);
+        gpu_op(cluster, backend, local, gpu, op)?;
+    }
+    Ok(GpuRun {
+        gpu,
+        token_wait: 0,
+        token_hold: monotonic_now() - start,
+        migrated: false,
     })
 }
