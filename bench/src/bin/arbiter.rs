@@ -22,6 +22,7 @@ use std::sync::{Arc, Barrier};
 
 use rtgpu_runtime::arbiter::{Arbiter, ArbiterConfig, Engine, QueueRule, TokenConfig as Config};
 use rtgpu_runtime::client::AnyClient;
+use rtgpu_runtime::daemon::Waiting;
 use rtgpu_runtime::futex::{self, Scope};
 use rtgpu_runtime::gpu::emulated::{EmulatedBackend, EmulatedConfig, EmulatedGpu};
 use rtgpu_runtime::gpu::{CopyDir, GpuBackend};
@@ -95,17 +96,21 @@ fn uncontended(iters: usize) -> Vec<u64> {
 type Connect = Arc<dyn Fn() -> AnyClient + Send + Sync>;
 
 /// The contended hand-off through the in-process arbiter (`daemon: None`)
-/// or through `rtgpu daemon`'s (a daemon thread of this process, unpinned).
-fn contended_arbiter(iters: usize, cpus: (usize, usize), rt: bool, daemon: bool) -> Vec<u64> {
+/// or through `rtgpu daemon`'s (a daemon thread of this process, waiting as
+/// given).
+fn contended_arbiter(
+    iters: usize,
+    cpus: (usize, usize),
+    rt: bool,
+    daemon: Option<Waiting>,
+) -> Vec<u64> {
     let arb = arbiter(1, 2);
     let sock = std::env::temp_dir().join(format!("rtgpu-bench-{}.sock", std::process::id()));
-    let served = if daemon {
-        let config = arbiter_config(1, 2);
-        Some(rtgpu_runtime::daemon::spawn(&sock, config).expect("start the daemon"))
-    } else {
-        None
-    };
-    let connect: Connect = if daemon {
+    let served = daemon.map(|waiting| {
+        rtgpu_runtime::daemon::spawn_with(&sock, arbiter_config(1, 2), waiting)
+            .expect("start the daemon")
+    });
+    let connect: Connect = if daemon.is_some() {
         let sock = sock.clone();
         Arc::new(move || AnyClient::connect(&sock, 50).expect("connect to the daemon"))
     } else {
@@ -396,8 +401,12 @@ fn main() {
 
     let n = (iters / 10).max(100);
     let mut f = contended_futex(n, cpus, rt);
-    let mut a = contended_arbiter(n, cpus, rt, false);
-    let mut d = contended_arbiter(n, cpus, rt, true);
+    let mut a = contended_arbiter(n, cpus, rt, None);
+    let mut d = contended_arbiter(n, cpus, rt, Some(Waiting::Sleep));
+    // A spinning daemon needs a CPU of its own: the third, if there is one.
+    let third = caps.cpus.get(2).copied();
+    let mut ds =
+        third.map(|cpu| contended_arbiter(n, cpus, rt, Some(Waiting::Spin { cpu: Some(cpu) })));
     let (f50, f99) = (pct(&mut f, 0.5), pct(&mut f, 0.99));
     let (a50, a99) = (pct(&mut a, 0.5), pct(&mut a, 0.99));
     let (d50, d99) = (pct(&mut d, 0.5), pct(&mut d, 0.99));
@@ -418,6 +427,20 @@ fn main() {
         d50 as f64 / f50.max(1) as f64,
         d99 as f64 / f99.max(1) as f64,
     );
+    match (&mut ds, third) {
+        (Some(s), Some(cpu)) => {
+            let (s50, s99) = (pct(s, 0.5), pct(s, 0.99));
+            let r = s50 as f64 / f50.max(1) as f64;
+            println!(
+                "   the same through a spinning daemon on CPU {cpu} (`rtgpu daemon --spin`): p50 {:.2} us p99 {:.2} us; ratio to the futex p50 {r:.2}x, p99 {:.2}x (goal <= 1.2x: {})",
+                s50 as f64 / 1e3,
+                s99 as f64 / 1e3,
+                s99 as f64 / f99.max(1) as f64,
+                if r <= 1.2 { "met" } else { "MISSED" }
+            );
+        }
+        _ => println!("   (a spinning daemon needs a third CPU: not measured here)"),
+    }
 
     let (n, per_job, wall) = overhead(8, jobs);
     let (_, alone, _) = overhead(1, jobs);

@@ -19,6 +19,7 @@ pub struct Options<'a> {
     pub tokens_per_gpu: usize,
     pub allocator: &'a str,
     pub engine_locks: bool,
+    pub waiting: rtgpu_runtime::daemon::Waiting,
 }
 
 pub fn run(o: &Options) -> ExitCode {
@@ -63,7 +64,13 @@ pub fn run(o: &Options) -> ExitCode {
         o.tokens_per_gpu,
         o.allocator
     );
-    match rtgpu_runtime::daemon::serve(o.socket, &config, &STOP) {
+    if let rtgpu_runtime::daemon::Waiting::Spin { cpu } = o.waiting {
+        println!(
+            "spinning: polls without sleeping{} (one CPU kept busy; hand-offs cost one wake-up)",
+            cpu.map(|c| format!(" on CPU {c}")).unwrap_or_default()
+        );
+    }
+    match rtgpu_runtime::daemon::serve(o.socket, &config, o.waiting, &STOP) {
         Ok(s) => {
             println!(
                 "stopped: {} client(s), {} died holding or waiting (their holdings released), \

@@ -133,6 +133,13 @@ enum Command {
         /// Do not lock the engines (seed 004's "e" scenarios).
         #[arg(long)]
         no_engine_locks: bool,
+        /// Poll without sleeping (keeps one CPU busy): hand-offs cost one
+        /// wake-up instead of two.
+        #[arg(long)]
+        spin: bool,
+        /// With --spin: the CPU to pin the daemon to.
+        #[arg(long, requires = "spin")]
+        cpu: Option<usize>,
     },
     /// Show the GPUs, real-time privileges and NVIDIA interrupt threads the
     /// runtime would use, and optionally measure the GPU backend.
@@ -232,6 +239,8 @@ fn main() -> ExitCode {
             tokens_per_gpu,
             allocator,
             no_engine_locks,
+            spin,
+            cpu,
         } => daemon::run(&daemon::Options {
             socket: &socket,
             gpus,
@@ -239,6 +248,11 @@ fn main() -> ExitCode {
             tokens_per_gpu,
             allocator: &allocator,
             engine_locks: !no_engine_locks,
+            waiting: if spin {
+                rtgpu_runtime::daemon::Waiting::Spin { cpu }
+            } else {
+                rtgpu_runtime::daemon::Waiting::Sleep
+            },
         }),
         Command::Gpu {
             backend,

@@ -265,10 +265,19 @@ mod tests {
 
     #[test]
     fn daemon_mode() {
-        let dir = std::env::temp_dir().join(format!("rtgpu-client-{}", std::process::id()));
+        daemon_mode_with(crate::daemon::Waiting::Sleep, "sleep");
+    }
+
+    #[test]
+    fn daemon_mode_spinning() {
+        daemon_mode_with(crate::daemon::Waiting::Spin { cpu: None }, "spin");
+    }
+
+    fn daemon_mode_with(waiting: crate::daemon::Waiting, name: &str) {
+        let dir = std::env::temp_dir().join(format!("rtgpu-client-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let sock = dir.join("d.sock");
-        let (stop, h) = crate::daemon::spawn(&sock, config(2)).expect("daemon");
+        let (stop, h) = crate::daemon::spawn_with(&sock, config(2), waiting).expect("daemon");
         let a = AnyClient::connect(&sock, 10).expect("connect a");
         let b = AnyClient::connect(&sock, 20).expect("connect b");
         exercise(a, b);

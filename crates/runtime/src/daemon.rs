@@ -146,12 +146,31 @@ pub struct DaemonStats {
     pub lock_grants: u64,
 }
 
-/// Serves the arbiter on `socket` until `stop` is set (checked every 50 ms).
-/// An existing socket file is replaced.
-pub fn serve(socket: &Path, config: &ArbiterConfig, stop: &AtomicBool) -> io::Result<DaemonStats> {
+/// How the daemon waits for requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Waiting {
+    /// Sleeps in `poll` until a request arrives: a hand-off costs two
+    /// wake-ups (the daemon's, then the next holder's).
+    #[default]
+    Sleep,
+    /// Polls without sleeping, pinned to one CPU it then keeps busy: the
+    /// daemon's wake-up disappears from every hand-off, which costs about
+    /// one wake-up, like the in-process arbiter's (a dedicated arbiter
+    /// core, as polled I/O uses one).
+    Spin { cpu: Option<usize> },
+}
+
+/// Serves the arbiter on `socket` until `stop` is set (checked every 50 ms,
+/// or continuously when spinning). An existing socket file is replaced.
+pub fn serve(
+    socket: &Path,
+    config: &ArbiterConfig,
+    waiting: Waiting,
+    stop: &AtomicBool,
+) -> io::Result<DaemonStats> {
     let _ = std::fs::remove_file(socket);
     let listener = UnixListener::bind(socket)?;
-    let stats = serve_listener(&listener, config, stop);
+    let stats = serve_listener(&listener, config, waiting, stop);
     let _ = std::fs::remove_file(socket);
     stats
 }
@@ -159,8 +178,19 @@ pub fn serve(socket: &Path, config: &ArbiterConfig, stop: &AtomicBool) -> io::Re
 fn serve_listener(
     listener: &UnixListener,
     config: &ArbiterConfig,
+    waiting: Waiting,
     stop: &AtomicBool,
 ) -> io::Result<DaemonStats> {
+    let timeout = match waiting {
+        Waiting::Sleep => 50,
+        Waiting::Spin { cpu } => {
+            if let Some(cpu) = cpu {
+                os::set_affinity(0, &[cpu])
+                    .map_err(|e| io::Error::other(format!("pinning the daemon: {e}")))?;
+            }
+            0
+        }
+    };
     listener.set_nonblocking(true)?;
     let gpus = config.copy_engines.len();
     let mut tcfg = config.tokens;
@@ -197,7 +227,7 @@ fn serve_listener(
             }
         }
         // SAFETY: fds is a valid array of pollfd of the length passed.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 50) };
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
         if n < 0 {
             let e = io::Error::last_os_error();
             if e.kind() == io::ErrorKind::Interrupted {
@@ -270,7 +300,9 @@ fn serve_listener(
                 }
             }
         }
-        update_priorities(&mut core);
+        if n > 0 {
+            update_priorities(&mut core);
+        }
         for (i, m) in out.drain(..) {
             if let Some(c) = conns.get_mut(i).and_then(|c| c.as_mut()) {
                 // A client that cannot take 32 bytes is gone; EOF follows.
@@ -594,16 +626,20 @@ impl RemoteClient {
     }
 }
 
-/// Runs a daemon on a background thread (tests, and `rtgpu daemon`'s
-/// foreground loop uses [`serve`] directly). Returns the stop flag and the
-/// thread.
-pub fn spawn(
-    socket: &Path,
-    config: ArbiterConfig,
-) -> io::Result<(
+/// A daemon thread of this process: its stop flag and the thread.
+pub type Spawned = (
     Arc<AtomicBool>,
     std::thread::JoinHandle<io::Result<DaemonStats>>,
-)> {
+);
+
+/// Runs a daemon on a background thread (tests, and `rtgpu daemon`'s
+/// foreground loop uses [`serve`] directly), sleeping between requests.
+pub fn spawn(socket: &Path, config: ArbiterConfig) -> io::Result<Spawned> {
+    spawn_with(socket, config, Waiting::Sleep)
+}
+
+/// [`spawn`] with a choice of [`Waiting`].
+pub fn spawn_with(socket: &Path, config: ArbiterConfig, waiting: Waiting) -> io::Result<Spawned> {
     let stop = Arc::new(AtomicBool::new(false));
     let s = Arc::clone(&stop);
     let path = socket.to_path_buf();
@@ -613,7 +649,7 @@ pub fn spawn(
     let h = std::thread::Builder::new()
         .name("rtgpud".to_string())
         .spawn(move || {
-            let r = serve_listener(&listener, &config, &s);
+            let r = serve_listener(&listener, &config, waiting, &s);
             let _ = std::fs::remove_file(&path);
             r
         })?;
