@@ -29,7 +29,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use rtgpu_runtime::arbiter::{Arbiter, ArbiterConfig, Engine, EventKind, TokenConfig};
 use rtgpu_runtime::client::{AnyClient, AnyLock, AnyToken};
@@ -361,10 +361,7 @@ fn connect(py: Python<'_>, socket: Option<PathBuf>, priority: u8) -> PyResult<Py
 #[pyclass(module = "rtgpu.runtime", name = "Daemon")]
 pub(crate) struct PyDaemon {
     socket: PathBuf,
-    running: Option<(
-        Arc<AtomicBool>,
-        std::thread::JoinHandle<std::io::Result<rtgpu_runtime::daemon::DaemonStats>>,
-    )>,
+    running: Option<rtgpu_runtime::daemon::Spawned>,
 }
 
 #[pymethods]
