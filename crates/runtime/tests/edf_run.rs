@@ -118,6 +118,17 @@ period = "5 ms"
     assert_eq!(gpu_jobs, 2 * 20, "every vision job ran its GPU section");
     let misses: usize = out.tasks.iter().map(|t| t.deadline_misses).sum();
     eprintln!("EDF + GPU: {misses} misses of {} jobs", out.jobs.len());
+    for t in &out.tasks {
+        eprintln!(
+            "  {}: {} misses, max R {} us",
+            t.name,
+            t.deadline_misses,
+            t.max_response_time / 1000
+        );
+    }
+    for w in &out.warnings {
+        eprintln!("  warning: {w}");
+    }
     // The analysis bounds every response time by its 5 / 20 ms deadline.
     // The emulated GPU's engine threads run at ordinary priority, so a
     // busy machine can delay a completion now and then: up to 5% of the
