@@ -910,6 +910,7 @@ impl Engine {
             }
             Decision::Queued { .. } => {
                 self.jobs[iu].blocked_since = Some(now);
+                self.refresh_irq_keys();
             }
         }
     }
@@ -1415,13 +1416,40 @@ impl Engine {
         }
     }
 
+    /// klmirqd: a GPU's interrupt thread runs at the *current* effective
+    /// priority of the owner of the bottom half it processes (seed 000 §IV:
+    /// its priority follows the owner's as inheritance changes), not the
+    /// one the owner had when its interrupt arrived.
+    fn refresh_irq_keys(&mut self) {
+        if self.handling != Handling::Klmirqd {
+            return;
+        }
+        for g in 0..self.irq_current.len() {
+            let Some(k) = self.irq_current[g] else {
+                continue;
+            };
+            let key = self.owner_key(self.irq_items[k as usize].owner);
+            let tid = self.jobs.len() + g;
+            if self.threads[tid].key == key {
+                continue;
+            }
+            self.threads[tid].key = key;
+            if self.threads[tid].state == TState::Ready {
+                self.make_ready(tid as u32);
+            }
+        }
+    }
+
     fn irq_next(&mut self, g: usize) {
         let Some(k) = self.irq_queue[g].pop_front() else {
             self.irq_current[g] = None;
             return;
         };
         self.irq_current[g] = Some(k);
-        let (key, cost) = self.irq_items[k as usize].deferred.unwrap_or((0, 0));
+        let (mut key, cost) = self.irq_items[k as usize].deferred.unwrap_or((0, 0));
+        if self.handling == Handling::Klmirqd {
+            key = self.owner_key(self.irq_items[k as usize].owner);
+        }
         let tid = self.jobs.len() + g;
         let th = &mut self.threads[tid];
         th.key = key;
@@ -1540,6 +1568,8 @@ impl Engine {
                 let gg = self.s.groups[group].gpus[grant.gpu];
                 self.on_token(grant.job, gg, true);
             }
+            // The queues changed: so may the holders' inherited priorities.
+            self.refresh_irq_keys();
         }
         // Back to the CPU: the second half of C, plus the context switches
         // of each resumption (seed 000 Eq. 7).
