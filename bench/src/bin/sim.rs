@@ -4,6 +4,7 @@
 //! ```text
 //! python3 -m venv .venv-simso && .venv-simso/bin/pip install simso
 //! cargo run --release -p rtgpu-bench --bin sim -- [--seconds S] [--simso PYTHON]
+//! cargo run --release -p rtgpu-bench --bin sim -- --case cpu|gpu   # one case, no SimSo
 //! ```
 //!
 //! 1. CPU-only G-EDF, m = 8, n = 40, total utilization 6 (UUniFast, whole-ms
@@ -142,6 +143,8 @@ fn rate(w: &Workload, min_wall: f64) -> (f64, f64, u64) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mut seconds = 1.0;
+    // `--case cpu|gpu`: run one rtgpu case only, no SimSo (for profiling).
+    let mut only: Option<String> = None;
     let mut python = PathBuf::from(".venv-simso/bin/python");
     let mut i = 1;
     while i < args.len() {
@@ -153,12 +156,16 @@ fn main() {
                 });
                 i += 2;
             }
+            ("--case", Some(v)) if v == "cpu" || v == "gpu" => {
+                only = Some(v.clone());
+                i += 2;
+            }
             ("--simso", Some(v)) => {
                 python = PathBuf::from(v);
                 i += 2;
             }
             (a, _) => {
-                eprintln!("sim: unknown argument {a} (use --seconds S, --simso PYTHON)");
+                eprintln!("sim: unknown argument {a} (use --seconds S, --simso PYTHON, --case cpu|gpu)");
                 std::process::exit(2);
             }
         }
@@ -166,6 +173,22 @@ fn main() {
     let root: PathBuf = [env!("CARGO_MANIFEST_DIR"), ".."].iter().collect();
     let set = gedf_taskset();
     let gedf = gedf_workload(&set);
+    if let Some(case) = &only {
+        let w = if case == "cpu" {
+            gedf
+        } else {
+            match load_workload(&root.join("examples/feature-tracking.toml")) {
+                Ok(w) => w,
+                Err(e) => {
+                    eprintln!("sim: {e}");
+                    std::process::exit(2);
+                }
+            }
+        };
+        let (wall, cpu, jobs) = rate(&w, seconds);
+        println!("{case}: {wall:.0} jobs per wall s, {cpu:.0} jobs per CPU s ({jobs} jobs/run)");
+        return;
+    }
     let (cpu_rate, cpu_cps, cpu_jobs) = rate(&gedf, seconds);
     let ft_path = root.join("examples/feature-tracking.toml");
     let ft = match load_workload(&ft_path) {

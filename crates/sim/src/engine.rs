@@ -1,9 +1,13 @@
 //! The event loop.
 //!
-//! A binary heap of `(time, packed event)`; events of one instant run
-//! segment ends first, then device completions, then releases. Stale events (a segment end after a
-//! preemption, a bus completion after the bus's load changed) carry a stamp
-//! and are dropped.
+//! An event queue ordered by `(time, packed event)`; events of one instant
+//! run segment ends first, then device completions, then releases. Segment
+//! ends, bus completions and releases live in per-core, per-bus and
+//! per-task slots of a tournament tree, the rest in a binary heap
+//! ([`crate::queue`]). Stale events (a segment end after a preemption, a bus
+//! completion after the bus's load changed) carry a stamp and are dropped;
+//! most never reach the loop, as a new event of the same core or bus
+//! replaces them in its slot.
 //!
 //! Threads: one per task (jobs of a task run in sequence, a late job delays
 //! the next) and one interrupt thread per GPU. Each scheduling domain (a
@@ -22,8 +26,7 @@
 //! policy ([`rtgpu_policy::interrupt::plan`]). Timer ticks are not
 //! simulated.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use rtgpu_analysis::generate::Rng;
 use rtgpu_model::{GpuAllocator, InterruptHandling, PeerLocking};
@@ -34,6 +37,7 @@ use rtgpu_policy::token::{self, Decision, QueueRule, TokenAllocator};
 use rtgpu_policy::vgpu::{VgpuConfig, VgpuPolicy, VgpuScheduler};
 use rtgpu_policy::{JobId, Time};
 
+use crate::queue::{EventQueue, MinTree, Slot};
 use crate::setup::{fixed_irq_key, Setup};
 use crate::trace::{Span, SpanKind};
 use crate::{JobRecord, Releases, SimConfig, SimResult, TaskStats, UtilizationSeries};
@@ -60,7 +64,6 @@ enum TState {
 struct Thread {
     domain: u32,
     key: u64,
-    stamp: u32,
     state: TState,
     remaining: Time,
     piece_left: Time,
@@ -170,11 +173,13 @@ pub struct Engine {
     s: Setup,
     cfg: SimConfig,
     now: Time,
-    events: BinaryHeap<Reverse<(Time, u64)>>,
+    events: EventQueue,
     rng: Rng,
     threads: Vec<Thread>,
     jobs: Vec<Job>,
-    ready: Vec<BinaryHeap<Reverse<(u64, u32, u32)>>>,
+    /// Per domain: one slot per thread, `(key, thread)` while it is ready
+    /// there.
+    ready: Vec<MinTree>,
     cores: Vec<Core>,
     allocators: Vec<TokenAllocator>,
     locks: EngineLocks,
@@ -271,7 +276,6 @@ impl Engine {
             threads.push(Thread {
                 domain: t.pieces[0].domain as u32,
                 key: t.pieces[0].key,
-                stamp: 0,
                 state: TState::Idle,
                 remaining: 0,
                 piece_left: 0,
@@ -284,7 +288,6 @@ impl Engine {
             threads.push(Thread {
                 domain: s.core_domain[gpu.irq_core] as u32,
                 key: 0,
-                stamp: 0,
                 state: TState::Idle,
                 remaining: 0,
                 piece_left: Time::MAX,
@@ -426,11 +429,11 @@ impl Engine {
         Engine {
             cfg: cfg.clone(),
             now: 0,
-            events: BinaryHeap::with_capacity(4 * n + 16),
+            events: EventQueue::new(&[ncores, s.links * 2, n, g]),
             rng: Rng::new(cfg.seed),
             threads,
             jobs,
-            ready: (0..ndomains).map(|_| BinaryHeap::new()).collect(),
+            ready: (0..ndomains).map(|_| MinTree::new(n + g)).collect(),
             cores: (0..ncores)
                 .map(|_| Core {
                     running: None,
@@ -471,7 +474,15 @@ impl Engine {
     /// within a class, in the order of their encoding (deterministic). An
     /// event is packed into one u64 beside its time (16-byte heap entries).
     fn push(&mut self, t: Time, ev: Ev) {
-        self.events.push(Reverse((t, encode(ev))));
+        // Slot groups: cores, buses, tasks, GPUs (see `new`).
+        let slot = match ev {
+            Ev::Segment(c, _) => Slot::Replace(0, c as usize),
+            Ev::Bus(b, _) => Slot::Replace(1, b as usize),
+            Ev::Release(i) => Slot::IfFree(2, i as usize),
+            Ev::KernelDone(g) => Slot::IfFree(3, g as usize),
+            _ => Slot::Heap,
+        };
+        self.events.push(t, encode(ev), slot);
     }
 
     fn overheads_on(&self) -> bool {
@@ -482,7 +493,7 @@ impl Engine {
         for i in 0..self.ntasks {
             self.schedule_release(i, 0);
         }
-        while let Some(Reverse((t, code))) = self.events.pop() {
+        while let Some((t, code)) = self.events.pop() {
             let ev = decode(code);
             if t >= self.cfg.duration && (!self.cfg.drain || self.active_jobs == 0) {
                 break;
@@ -623,6 +634,12 @@ impl Engine {
     /// next piece first when its piece budget is spent) and reschedule.
     fn make_ready(&mut self, i: u32) {
         let iu = i as usize;
+        if self.threads[iu].state == TState::Ready {
+            // Already queued (never seen in practice): its old entry goes,
+            // as the old stamp would have made it stale.
+            let d = self.threads[iu].domain as usize;
+            self.ready[d].clear(iu);
+        }
         if iu < self.s.tasks.len() {
             // Piece bookkeeping (P-FP split tasks).
             let npieces = self.s.tasks[iu].pieces.len();
@@ -650,8 +667,7 @@ impl Engine {
         }
         let th = &mut self.threads[iu];
         th.state = TState::Ready;
-        th.stamp = th.stamp.wrapping_add(1);
-        let (d, key, stamp) = (th.domain as usize, th.key, th.stamp);
+        let (d, key) = (th.domain as usize, th.key);
         // Fast path: an idle core and nothing more urgent waiting: run it
         // there without going through the ready heap.
         if let Some(&c) = self.s.domains[d]
@@ -663,19 +679,13 @@ impl Engine {
                 return;
             }
         }
-        self.ready[d].push(Reverse((key, i, stamp)));
+        self.ready[d].set(iu, (key, i as u64));
         self.schedule(d);
     }
 
-    fn valid_top(&mut self, d: usize) -> Option<(u64, u32)> {
-        while let Some(&Reverse((key, tid, stamp))) = self.ready[d].peek() {
-            let th = &self.threads[tid as usize];
-            if th.state == TState::Ready && th.stamp == stamp && th.key == key {
-                return Some((key, tid));
-            }
-            self.ready[d].pop();
-        }
-        None
+    /// The most urgent ready thread of domain `d`: `(key, thread)`.
+    fn valid_top(&self, d: usize) -> Option<(u64, u32)> {
+        self.ready[d].min().map(|((key, _), tid)| (key, tid as u32))
     }
 
     fn schedule(&mut self, d: usize) {
@@ -715,7 +725,7 @@ impl Engine {
                 }
                 _ => return,
             };
-            self.ready[d].pop();
+            self.ready[d].clear(tid as usize);
             self.dispatch(tid, core);
         }
     }
@@ -789,9 +799,8 @@ impl Engine {
             let th = &mut self.threads[tid as usize];
             th.remaining += o.sch + o.cxs;
             th.state = TState::Ready;
-            th.stamp = th.stamp.wrapping_add(1);
             let d = th.domain as usize;
-            self.ready[d].push(Reverse((th.key, tid, th.stamp)));
+            self.ready[d].set(tid as usize, (th.key, tid as u64));
         }
     }
 
