@@ -146,6 +146,11 @@ struct Core {
     running: Option<u32>,
     stamp: u32,
     frozen_until: Time,
+    /// Key of the running thread (copied at dispatch: it does not change
+    /// while the thread runs).
+    key: u64,
+    /// End of the running thread's segment (`seg_start + seg_len`).
+    seg_end: Time,
 }
 
 struct IrqItem {
@@ -205,6 +210,12 @@ pub struct Engine {
     vgpu_busy: Vec<Vec<Time>>,
     active_jobs: usize,
     ntasks: u32,
+    /// Per domain: bit k set when the domain's k-th core is idle.
+    idle: Vec<Vec<u64>>,
+    /// Position of each core in its domain.
+    dom_pos: Vec<usize>,
+    /// Scratch list of the jobs whose copies a bus event completed.
+    bus_done: Vec<u32>,
 }
 
 /// `class(2) | kind(3) | a(27) | b(32)`, class first so that an instant's
@@ -425,6 +436,19 @@ impl Engine {
             .collect();
         let ndomains = s.domains.len();
         let ncores = s.cores;
+        let mut dom_pos = vec![0; ncores];
+        let idle = s
+            .domains
+            .iter()
+            .map(|cores| {
+                let mut bits = vec![0u64; cores.len().div_ceil(64)];
+                for (k, &c) in cores.iter().enumerate() {
+                    dom_pos[c] = k;
+                    bits[k / 64] |= 1 << (k % 64);
+                }
+                bits
+            })
+            .collect();
         let nv = s.vgpus.len();
         Engine {
             cfg: cfg.clone(),
@@ -439,6 +463,8 @@ impl Engine {
                     running: None,
                     stamp: 0,
                     frozen_until: 0,
+                    key: 0,
+                    seg_end: 0,
                 })
                 .collect(),
             allocators,
@@ -465,6 +491,9 @@ impl Engine {
             vgpu_busy: vec![vec![0; nb]; nv],
             active_jobs: 0,
             ntasks: n as u32,
+            idle,
+            dom_pos,
+            bus_done: Vec::new(),
             s,
         }
     }
@@ -669,11 +698,8 @@ impl Engine {
         th.state = TState::Ready;
         let (d, key) = (th.domain as usize, th.key);
         // Fast path: an idle core and nothing more urgent waiting: run it
-        // there without going through the ready heap.
-        if let Some(&c) = self.s.domains[d]
-            .iter()
-            .find(|&&c| self.cores[c].running.is_none())
-        {
+        // there without going through the ready queue.
+        if let Some(c) = self.first_idle(d) {
             if self.valid_top(d).is_none_or(|top| (key, i) < top) {
                 self.dispatch(i, c);
                 return;
@@ -681,6 +707,29 @@ impl Engine {
         }
         self.ready[d].set(iu, (key, i as u64));
         self.schedule(d);
+    }
+
+    /// The first idle core of domain `d` in the domain's order.
+    #[inline]
+    fn first_idle(&self, d: usize) -> Option<usize> {
+        for (w, &bits) in self.idle[d].iter().enumerate() {
+            if bits != 0 {
+                return Some(self.s.domains[d][w * 64 + bits.trailing_zeros() as usize]);
+            }
+        }
+        None
+    }
+
+    #[inline]
+    fn set_idle(&mut self, c: usize, idle: bool) {
+        let d = self.s.core_domain[c];
+        let k = self.dom_pos[c];
+        let bit = 1u64 << (k % 64);
+        if idle {
+            self.idle[d][k / 64] |= bit;
+        } else {
+            self.idle[d][k / 64] &= !bit;
+        }
     }
 
     /// The most urgent ready thread of domain `d`: `(key, thread)`.
@@ -693,37 +742,36 @@ impl Engine {
             let Some((key, tid)) = self.valid_top(d) else {
                 return;
             };
-            let mut idle = None;
-            let mut worst: Option<(u64, u32, usize)> = None;
-            for &c in &self.s.domains[d] {
-                match self.cores[c].running {
-                    None => {
-                        idle = Some(c);
-                        break;
-                    }
-                    Some(r) => {
-                        let th = &self.threads[r as usize];
+            let core = match self.first_idle(d) {
+                Some(c) => c,
+                None => {
+                    let now = self.now;
+                    let mut worst: Option<(u64, u32, usize)> = None;
+                    for &c in &self.s.domains[d] {
+                        let core = &self.cores[c];
+                        let Some(r) = core.running else {
+                            continue;
+                        };
                         // A thread whose segment ends at this very instant
                         // is finishing, not preemptible: its Segment event
                         // (same instant, maybe not processed yet) frees the
-                        // core and reschedules. Found by the 1M soundness run.
-                        if th.seg_start.saturating_add(th.seg_len) <= self.now {
+                        // core and reschedules. Found by the 1M soundness
+                        // run.
+                        if core.seg_end <= now {
                             continue;
                         }
-                        let k = (th.key, r, c);
-                        if worst.is_none_or(|w| (k.0, k.1) > (w.0, w.1)) {
-                            worst = Some(k);
+                        if worst.is_none_or(|w| (core.key, r) > (w.0, w.1)) {
+                            worst = Some((core.key, r, c));
                         }
                     }
+                    match worst {
+                        Some((wk, wt, c)) if (key, tid) < (wk, wt) => {
+                            self.preempt(c);
+                            c
+                        }
+                        _ => return,
+                    }
                 }
-            }
-            let core = match (idle, worst) {
-                (Some(c), _) => c,
-                (None, Some((wk, wt, c))) if (key, tid) < (wk, wt) => {
-                    self.preempt(c);
-                    c
-                }
-                _ => return,
             };
             self.ready[d].clear(tid as usize);
             self.dispatch(tid, core);
@@ -733,16 +781,19 @@ impl Engine {
     fn dispatch(&mut self, tid: u32, c: usize) {
         let now = self.now;
         let start = now.max(self.cores[c].frozen_until);
-        let core = &mut self.cores[c];
-        core.running = Some(tid);
-        core.stamp = core.stamp.wrapping_add(1);
-        let stamp = core.stamp;
+        self.set_idle(c, false);
         let th = &mut self.threads[tid as usize];
         th.state = TState::Running(c as u32);
         th.seg_start = start;
         th.run_start = start;
         th.seg_len = th.remaining.min(th.piece_left);
         let end = start.saturating_add(th.seg_len);
+        let core = &mut self.cores[c];
+        core.running = Some(tid);
+        core.stamp = core.stamp.wrapping_add(1);
+        core.key = th.key;
+        core.seg_end = end;
+        let stamp = core.stamp;
         let tu = tid as usize;
         if tu < self.jobs.len() {
             if self.jobs[tu].start.is_none() {
@@ -759,6 +810,7 @@ impl Engine {
         let now = self.now;
         let tid = self.cores[c].running.take()?;
         self.cores[c].stamp = self.cores[c].stamp.wrapping_add(1);
+        self.set_idle(c, true);
         let th = &mut self.threads[tid as usize];
         let progress = now.saturating_sub(th.seg_start).min(th.seg_len);
         th.remaining -= progress;
@@ -1294,7 +1346,8 @@ impl Engine {
             return;
         }
         self.bus_advance(bu);
-        let mut done = Vec::new();
+        let mut done = std::mem::take(&mut self.bus_done);
+        done.clear();
         self.buses[bu].active.retain(|&(i, rem)| {
             if rem == 0 {
                 done.push(i);
@@ -1305,7 +1358,7 @@ impl Engine {
         });
         self.bus_reschedule(bu);
         let now = self.now;
-        for i in done {
+        for &i in &done {
             let j = &self.jobs[i as usize];
             let start = j.op_start;
             if let Some(OpKind::Copy { engine, kind, .. }) = j.ops.get(j.pc).map(|o| o.kind) {
@@ -1328,6 +1381,7 @@ impl Engine {
             let g = self.jobs[i as usize].section_gpu;
             self.raise_interrupt(i, g);
         }
+        self.bus_done = done;
     }
 
     // ---------------------------------------------------------------- interrupts
@@ -1371,6 +1425,7 @@ impl Engine {
             }
             th.seg_len -= p;
             th.seg_start = end;
+            self.cores[c].seg_end = th.seg_start.saturating_add(th.seg_len);
             self.cores[c].stamp = self.cores[c].stamp.wrapping_add(1);
             let stamp = self.cores[c].stamp;
             let seg_end = end + th.seg_len;
