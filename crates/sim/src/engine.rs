@@ -37,7 +37,7 @@ use rtgpu_policy::token::{self, Decision, QueueRule, TokenAllocator};
 use rtgpu_policy::vgpu::{VgpuConfig, VgpuPolicy, VgpuScheduler};
 use rtgpu_policy::{JobId, Time};
 
-use crate::queue::{EventQueue, MinTree, Slot};
+use crate::queue::{self, EventQueue, MinTree, Slot};
 use crate::setup::{fixed_irq_key, Setup};
 use crate::trace::{Span, SpanKind};
 use crate::{JobRecord, Releases, SimConfig, SimResult, TaskStats, UtilizationSeries};
@@ -453,7 +453,14 @@ impl Engine {
         Engine {
             cfg: cfg.clone(),
             now: 0,
-            events: EventQueue::new(&[ncores, s.links * 2, n, g]),
+            // Slot groups: cores and buses (slot in field a of the event
+            // code), tasks and GPUs (field b); see `encode`.
+            events: EventQueue::new(&[
+                (ncores, 32, (1 << 27) - 1),
+                (s.links * 2, 32, (1 << 27) - 1),
+                (n, 0, u32::MAX as u64),
+                (g, 0, u32::MAX as u64),
+            ]),
             rng: Rng::new(cfg.seed),
             threads,
             jobs,
@@ -705,7 +712,7 @@ impl Engine {
                 return;
             }
         }
-        self.ready[d].set(iu, (key, i as u64));
+        self.ready[d].set(iu, queue::key(key, i as u64));
         self.schedule(d);
     }
 
@@ -734,7 +741,10 @@ impl Engine {
 
     /// The most urgent ready thread of domain `d`: `(key, thread)`.
     fn valid_top(&self, d: usize) -> Option<(u64, u32)> {
-        self.ready[d].min().map(|((key, _), tid)| (key, tid as u32))
+        self.ready[d]
+            .min()
+            .map(|k| queue::split(k))
+            .map(|(key, tid)| (key, tid as u32))
     }
 
     fn schedule(&mut self, d: usize) {
@@ -852,7 +862,7 @@ impl Engine {
             th.remaining += o.sch + o.cxs;
             th.state = TState::Ready;
             let d = th.domain as usize;
-            self.ready[d].set(tid as usize, (th.key, tid as u64));
+            self.ready[d].set(tid as usize, queue::key(th.key, tid as u64));
         }
     }
 

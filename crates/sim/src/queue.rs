@@ -23,56 +23,66 @@ use std::collections::BinaryHeap;
 
 use rtgpu_policy::Time;
 
-/// `(time or priority, tie-break)`; `EMPTY` marks a free slot.
-pub(crate) type Key = (u64, u64);
-pub(crate) const EMPTY: Key = (u64::MAX, u64::MAX);
+/// `(time or priority) << 64 | tie-break`, compared as one integer;
+/// `EMPTY` marks a free slot.
+pub(crate) type Key = u128;
+pub(crate) const EMPTY: Key = u128::MAX;
+
+#[inline]
+pub(crate) fn key(hi: u64, lo: u64) -> Key {
+    (hi as u128) << 64 | lo as u128
+}
+
+#[inline]
+pub(crate) fn split(k: Key) -> (u64, u64) {
+    ((k >> 64) as u64, k as u64)
+}
 
 /// Tournament tree over `n` slots; see the module docs. Keys of set slots
 /// must differ (the engine's do: they carry the slot's thread, core, bus or
-/// task); which of two equal keys wins is unspecified.
+/// task), which is what lets a node hold just the winning key: the slot
+/// that won is the one holding that key.
 #[derive(Debug, Clone)]
 pub(crate) struct MinTree {
     /// Power of two >= the slot count.
     size: usize,
     /// `nodes[size + i]` is slot `i`; `nodes[p]` (1 <= p < size) the winner
     /// (smallest key) of its subtree. `nodes[0]` unused.
-    nodes: Vec<(Key, u32)>,
+    nodes: Vec<Key>,
 }
 
 impl MinTree {
     pub(crate) fn new(n: usize) -> MinTree {
         let size = n.max(1).next_power_of_two();
-        let mut nodes = vec![(EMPTY, 0u32); 2 * size];
-        for i in 0..size {
-            nodes[size + i].1 = i as u32;
+        MinTree {
+            size,
+            nodes: vec![EMPTY; 2 * size],
         }
-        for p in (1..size).rev() {
-            nodes[p] = nodes[2 * p];
-        }
-        MinTree { size, nodes }
     }
 
     /// The key in slot `i` (`EMPTY` if free).
     #[inline]
     pub(crate) fn get(&self, i: usize) -> Key {
-        self.nodes[self.size + i].0
+        self.nodes[self.size + i]
     }
 
     /// Put `key` in slot `i`. A key lower than the slot's old one climbs
     /// only while it wins; a higher one replays the matches only where
-    /// the slot was the winner.
+    /// the slot's old key was the winner.
     #[inline]
     pub(crate) fn set(&mut self, i: usize, key: Key) {
         let mut p = self.size + i;
-        let old = self.nodes[p].0;
-        self.nodes[p].0 = key;
-        let me = i as u32;
-        if key <= old {
+        let old = self.nodes[p];
+        if key == old {
+            return;
+        }
+        self.nodes[p] = key;
+        if key < old {
             p >>= 1;
             while p >= 1 {
                 let n = &mut self.nodes[p];
-                if n.1 == me || key < n.0 {
-                    *n = (key, me);
+                if *n == old || key < *n {
+                    *n = key;
                 } else {
                     return;
                 }
@@ -82,12 +92,10 @@ impl MinTree {
             while p > 1 {
                 let l = p & !1;
                 p >>= 1;
-                if self.nodes[p].1 != me {
+                if self.nodes[p] != old {
                     return;
                 }
-                let a = self.nodes[l];
-                let b = self.nodes[l + 1];
-                self.nodes[p] = if b.0 < a.0 { b } else { a };
+                self.nodes[p] = self.nodes[l].min(self.nodes[l + 1]);
             }
         }
     }
@@ -97,11 +105,11 @@ impl MinTree {
         self.set(i, EMPTY);
     }
 
-    /// The smallest key and its slot, if any slot is set.
+    /// The smallest key, if any slot is set.
     #[inline]
-    pub(crate) fn min(&self) -> Option<(Key, usize)> {
-        let (k, i) = self.nodes[1];
-        (k != EMPTY).then_some((k, i as usize))
+    pub(crate) fn min(&self) -> Option<Key> {
+        let k = self.nodes[1];
+        (k != EMPTY).then_some(k)
     }
 }
 
@@ -120,6 +128,9 @@ pub(crate) struct EventQueue {
     /// One tree per group of slots (cores, buses, ...), so that a slot's
     /// update climbs only its group's tree.
     trees: Vec<MinTree>,
+    /// Per group, `(shift, mask)`: the slot of an event is
+    /// `(code >> shift) & mask`.
+    slot_of: Vec<(u32, u64)>,
     heap: BinaryHeap<Reverse<Key>>,
     /// Slot popped last, cleared lazily (its owner usually refills it at
     /// once, which then costs one pass up the tree instead of two).
@@ -127,10 +138,12 @@ pub(crate) struct EventQueue {
 }
 
 impl EventQueue {
-    /// `groups[g]`: the number of slots of group `g`.
-    pub(crate) fn new(groups: &[usize]) -> EventQueue {
+    /// `groups[g] = (slots, shift, mask)`: group `g` has `slots` slots and
+    /// the slot of its events' codes is `(code >> shift) & mask`.
+    pub(crate) fn new(groups: &[(usize, u32, u64)]) -> EventQueue {
         EventQueue {
-            trees: groups.iter().map(|&n| MinTree::new(n)).collect(),
+            trees: groups.iter().map(|&(n, ..)| MinTree::new(n)).collect(),
+            slot_of: groups.iter().map(|&(_, s, m)| (s, m)).collect(),
             heap: BinaryHeap::with_capacity(16),
             taken: None,
         }
@@ -146,37 +159,49 @@ impl EventQueue {
                 (g, i)
             }
             _ => {
-                self.heap.push(Reverse((t, code)));
+                self.heap.push(Reverse(key(t, code)));
                 return;
             }
         };
+        debug_assert_eq!(
+            (code >> self.slot_of[g].0) & self.slot_of[g].1,
+            i as u64,
+            "event code names its slot"
+        );
         if self.taken == Some((g, i)) {
             self.taken = None;
         }
-        self.trees[g].set(i, (t, code));
+        self.trees[g].set(i, key(t, code));
     }
 
+    /// The next event: `(time, code)`.
     #[inline]
-    pub(crate) fn pop(&mut self) -> Option<Key> {
+    pub(crate) fn pop(&mut self) -> Option<(Time, u64)> {
         if let Some((g, i)) = self.taken.take() {
             self.trees[g].clear(i);
         }
-        let mut best: Option<(Key, usize, usize)> = None;
+        let mut best = EMPTY;
+        let mut group = usize::MAX;
         for (g, tree) in self.trees.iter().enumerate() {
-            if let Some((k, i)) = tree.min() {
-                if best.is_none_or(|b| k < b.0) {
-                    best = Some((k, g, i));
-                }
+            let k = tree.nodes[1];
+            if k < best {
+                best = k;
+                group = g;
             }
         }
-        let heap_min = self.heap.peek().map(|r| r.0);
-        match best {
-            Some((k, g, i)) if heap_min.is_none_or(|h| k < h) => {
-                self.taken = Some((g, i));
-                Some(k)
+        if let Some(&Reverse(h)) = self.heap.peek() {
+            if h < best {
+                self.heap.pop();
+                return Some(split(h));
             }
-            _ => self.heap.pop().map(|r| r.0),
         }
+        if group == usize::MAX {
+            return None;
+        }
+        let (t, code) = split(best);
+        let (shift, mask) = self.slot_of[group];
+        self.taken = Some((group, ((code >> shift) & mask) as usize));
+        Some((t, code))
     }
 }
 
@@ -197,16 +222,11 @@ mod tests {
                     t.clear(i);
                     model[i] = EMPTY;
                 } else {
-                    let k = (rng.range(0, 20), i as u64);
+                    let k = key(rng.range(0, 20), i as u64);
                     t.set(i, k);
                     model[i] = k;
                 }
-                let want = model
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &k)| k != EMPTY)
-                    .min_by_key(|&(i, &k)| (k, i))
-                    .map(|(i, &k)| (k, i));
+                let want = model.iter().copied().filter(|&k| k != EMPTY).min();
                 assert_eq!(t.min(), want, "n = {n}");
                 assert_eq!(t.get(i), model[i]);
             }
@@ -219,11 +239,12 @@ mod tests {
     fn queue_pops_like_a_heap_without_replaced_entries() {
         let mut rng = Rng::new(11);
         let slots = 6;
-        // Slots 0..3 in group 0, 3..6 in group 1.
-        let mut q = EventQueue::new(&[3, 3]);
+        // Slots 0..3 in group 0, 3..6 in group 1; an event's code has its
+        // slot in the group at bit 32.
+        let mut q = EventQueue::new(&[(3, 32, 0xffff), (3, 32, 0xffff)]);
         let at = |s: usize| (s / 3, s % 3);
         // Model: a heap of (key, live) where replaced entries are dead.
-        let mut model: BinaryHeap<Reverse<(Key, u64)>> = BinaryHeap::new();
+        let mut model: BinaryHeap<Reverse<((Time, u64), u64)>> = BinaryHeap::new();
         let mut live_in_slot: Vec<Option<u64>> = vec![None; slots];
         let mut serial = 0u64;
         let mut dead = std::collections::HashSet::new();
@@ -233,7 +254,7 @@ mod tests {
                 let t = now + rng.range(0, 50);
                 let s = rng.range(0, slots as u64) as usize;
                 serial += 1;
-                let code = (s as u64) << 32 | (serial & 0xffff);
+                let code = ((s % 3) as u64) << 32 | (serial & 0xffff);
                 let slot = if s == slots {
                     Slot::Heap
                 } else if s % 2 == 0 {
