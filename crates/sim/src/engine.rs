@@ -146,11 +146,6 @@ struct Core {
     running: Option<u32>,
     stamp: u32,
     frozen_until: Time,
-    /// Key of the running thread (copied at dispatch: it does not change
-    /// while the thread runs).
-    key: u64,
-    /// End of the running thread's segment (`seg_start + seg_len`).
-    seg_end: Time,
 }
 
 struct IrqItem {
@@ -205,6 +200,7 @@ pub struct Engine {
     inversions: Vec<Time>,
     spans: Vec<Span>,
     bucket: Time,
+    buckets: Buckets,
     engine_busy: Vec<Vec<Time>>,
     core_busy: Vec<Vec<Time>>,
     vgpu_busy: Vec<Vec<Time>>,
@@ -214,6 +210,10 @@ pub struct Engine {
     idle: Vec<Vec<u64>>,
     /// Position of each core in its domain.
     dom_pos: Vec<usize>,
+    /// Per domain, per core in domain order: `(key << 64 | thread + 1, end
+    /// of its segment)` of the running thread (key copied at dispatch: it
+    /// does not change while the thread runs), `(0, 0)` when idle.
+    dom_run: Vec<Vec<(u128, Time)>>,
     /// Scratch list of the jobs whose copies a bus event completed.
     bus_done: Vec<u32>,
 }
@@ -261,13 +261,33 @@ fn chunk_times(bytes: u64, chunk: Option<u64>, bw: u64) -> impl Iterator<Item = 
     })
 }
 
-fn add_busy(series: &mut [Time], bucket: Time, start: Time, end: Time) {
+/// Utilization buckets of `size` ns, remembering the last bucket looked up
+/// (most busy intervals start in the bucket of the one before).
+struct Buckets {
+    size: Time,
+    lo: Time,
+    idx: usize,
+}
+
+impl Buckets {
+    #[inline]
+    fn of(&mut self, t: Time) -> usize {
+        if t < self.lo || t - self.lo >= self.size {
+            self.idx = (t / self.size) as usize;
+            self.lo = self.idx as Time * self.size;
+        }
+        self.idx
+    }
+}
+
+fn add_busy(series: &mut [Time], buckets: &mut Buckets, start: Time, end: Time) {
+    let bucket = buckets.size;
     if bucket == 0 || series.is_empty() {
         return;
     }
     let mut t = start;
     while t < end {
-        let b = (t / bucket) as usize;
+        let b = buckets.of(t);
         if b >= series.len() {
             break;
         }
@@ -470,8 +490,6 @@ impl Engine {
                     running: None,
                     stamp: 0,
                     frozen_until: 0,
-                    key: 0,
-                    seg_end: 0,
                 })
                 .collect(),
             allocators,
@@ -493,11 +511,17 @@ impl Engine {
             inversions: Vec::new(),
             spans: Vec::new(),
             bucket,
+            buckets: Buckets {
+                size: bucket,
+                lo: 0,
+                idx: 0,
+            },
             engine_busy: vec![vec![0; nb]; g * 3],
             core_busy: vec![vec![0; nb]; ncores],
             vgpu_busy: vec![vec![0; nb]; nv],
             active_jobs: 0,
             ntasks: n as u32,
+            dom_run: s.domains.iter().map(|c| vec![(0, 0); c.len()]).collect(),
             idle,
             dom_pos,
             bus_done: Vec::new(),
@@ -734,6 +758,7 @@ impl Engine {
         let bit = 1u64 << (k % 64);
         if idle {
             self.idle[d][k / 64] |= bit;
+            self.dom_run[d][k] = (0, 0);
         } else {
             self.idle[d][k / 64] &= !bit;
         }
@@ -755,31 +780,31 @@ impl Engine {
             let core = match self.first_idle(d) {
                 Some(c) => c,
                 None => {
+                    // The least urgent running thread, leaving out one
+                    // whose segment ends at this very instant: it is
+                    // finishing, not preemptible (its Segment event, same
+                    // instant, maybe not processed yet, frees the core and
+                    // reschedules; found by the 1M soundness run).
                     let now = self.now;
-                    let mut worst: Option<(u64, u32, usize)> = None;
-                    for &c in &self.s.domains[d] {
-                        let core = &self.cores[c];
-                        let Some(r) = core.running else {
-                            continue;
-                        };
-                        // A thread whose segment ends at this very instant
-                        // is finishing, not preemptible: its Segment event
-                        // (same instant, maybe not processed yet) frees the
-                        // core and reschedules. Found by the 1M soundness
-                        // run.
-                        if core.seg_end <= now {
-                            continue;
-                        }
-                        if worst.is_none_or(|w| (core.key, r) > (w.0, w.1)) {
-                            worst = Some((core.key, r, c));
+                    let mut worst = 0u128;
+                    let mut at = 0;
+                    for (k, &(v, end)) in self.dom_run[d].iter().enumerate() {
+                        let v = if end > now { v } else { 0 };
+                        if v > worst {
+                            worst = v;
+                            at = k;
                         }
                     }
-                    match worst {
-                        Some((wk, wt, c)) if (key, tid) < (wk, wt) => {
-                            self.preempt(c);
-                            c
-                        }
-                        _ => return,
+                    if worst == 0 {
+                        return;
+                    }
+                    let (wk, wt) = queue::split(worst);
+                    if (key, tid as u64) < (wk, wt - 1) {
+                        let c = self.s.domains[d][at];
+                        self.preempt(c);
+                        c
+                    } else {
+                        return;
                     }
                 }
             };
@@ -798,11 +823,11 @@ impl Engine {
         th.run_start = start;
         th.seg_len = th.remaining.min(th.piece_left);
         let end = start.saturating_add(th.seg_len);
+        let run = queue::key(th.key, tid as u64 + 1);
+        self.dom_run[self.s.core_domain[c]][self.dom_pos[c]] = (run, end);
         let core = &mut self.cores[c];
         core.running = Some(tid);
         core.stamp = core.stamp.wrapping_add(1);
-        core.key = th.key;
-        core.seg_end = end;
         let stamp = core.stamp;
         let tu = tid as usize;
         if tu < self.jobs.len() {
@@ -829,7 +854,7 @@ impl Engine {
         }
         let run_start = th.run_start;
         if now > run_start {
-            add_busy(&mut self.core_busy[c], self.bucket, run_start, now);
+            add_busy(&mut self.core_busy[c], &mut self.buckets, run_start, now);
             if self.cfg.trace {
                 self.spans.push(Span {
                     track: c as u32,
@@ -1307,9 +1332,9 @@ impl Engine {
         };
         let now = self.now;
         let start = self.jobs[i as usize].op_start;
-        add_busy(&mut self.engine_busy[gu * 3], self.bucket, start, now);
+        add_busy(&mut self.engine_busy[gu * 3], &mut self.buckets, start, now);
         if let Some(v) = self.s.tasks[i as usize].gpu.as_ref().and_then(|t| t.vgpu) {
-            add_busy(&mut self.vgpu_busy[v], self.bucket, start, now);
+            add_busy(&mut self.vgpu_busy[v], &mut self.buckets, start, now);
         }
         if self.cfg.trace {
             self.spans.push(Span {
@@ -1374,7 +1399,7 @@ impl Engine {
             if let Some(OpKind::Copy { engine, kind, .. }) = j.ops.get(j.pc).map(|o| o.kind) {
                 add_busy(
                     &mut self.engine_busy[engine as usize],
-                    self.bucket,
+                    &mut self.buckets,
                     start,
                     now,
                 );
@@ -1435,7 +1460,8 @@ impl Engine {
             }
             th.seg_len -= p;
             th.seg_start = end;
-            self.cores[c].seg_end = th.seg_start.saturating_add(th.seg_len);
+            self.dom_run[self.s.core_domain[c]][self.dom_pos[c]].1 =
+                th.seg_start.saturating_add(th.seg_len);
             self.cores[c].stamp = self.cores[c].stamp.wrapping_add(1);
             let stamp = self.cores[c].stamp;
             let seg_end = end + th.seg_len;
