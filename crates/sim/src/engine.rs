@@ -730,14 +730,50 @@ impl Engine {
         let (d, key) = (th.domain as usize, th.key);
         // Fast path: an idle core and nothing more urgent waiting: run it
         // there without going through the ready queue.
-        if let Some(c) = self.first_idle(d) {
-            if self.valid_top(d).is_none_or(|top| (key, i) < top) {
-                self.dispatch(i, c);
-                return;
+        let top = self.valid_top(d);
+        if top.is_none_or(|top| (key, i) < top) {
+            // It would be the domain's most urgent ready thread: the first
+            // round of `schedule` without the round trip through the ready
+            // queue.
+            match self.first_idle(d) {
+                Some(c) => self.dispatch(i, c),
+                None => match self.preemptible(d) {
+                    Some((wk, wt, c)) if (key, i) < (wk, wt) => {
+                        self.preempt(c);
+                        self.dispatch(i, c);
+                        self.schedule(d);
+                    }
+                    _ => self.ready[d].set(iu, queue::key(key, i as u64)),
+                },
             }
+            return;
         }
         self.ready[d].set(iu, queue::key(key, i as u64));
         self.schedule(d);
+    }
+
+    /// The least urgent running thread of domain `d`, `(key, thread,
+    /// core)`, leaving out one whose segment ends at this very instant: it
+    /// is finishing, not preemptible (its Segment event, same instant, maybe
+    /// not processed yet, frees the core and reschedules; found by the 1M
+    /// soundness run).
+    #[inline]
+    fn preemptible(&self, d: usize) -> Option<(u64, u32, usize)> {
+        let now = self.now;
+        let mut worst = 0u128;
+        let mut at = 0;
+        for (k, &(v, end)) in self.dom_run[d].iter().enumerate() {
+            let v = if end > now { v } else { 0 };
+            if v > worst {
+                worst = v;
+                at = k;
+            }
+        }
+        if worst == 0 {
+            return None;
+        }
+        let (wk, wt) = queue::split(worst);
+        Some((wk, (wt - 1) as u32, self.s.domains[d][at]))
     }
 
     /// The first idle core of domain `d` in the domain's order.
@@ -779,34 +815,13 @@ impl Engine {
             };
             let core = match self.first_idle(d) {
                 Some(c) => c,
-                None => {
-                    // The least urgent running thread, leaving out one
-                    // whose segment ends at this very instant: it is
-                    // finishing, not preemptible (its Segment event, same
-                    // instant, maybe not processed yet, frees the core and
-                    // reschedules; found by the 1M soundness run).
-                    let now = self.now;
-                    let mut worst = 0u128;
-                    let mut at = 0;
-                    for (k, &(v, end)) in self.dom_run[d].iter().enumerate() {
-                        let v = if end > now { v } else { 0 };
-                        if v > worst {
-                            worst = v;
-                            at = k;
-                        }
-                    }
-                    if worst == 0 {
-                        return;
-                    }
-                    let (wk, wt) = queue::split(worst);
-                    if (key, tid as u64) < (wk, wt - 1) {
-                        let c = self.s.domains[d][at];
+                None => match self.preemptible(d) {
+                    Some((wk, wt, c)) if (key, tid) < (wk, wt) => {
                         self.preempt(c);
                         c
-                    } else {
-                        return;
                     }
-                }
+                    _ => return,
+                },
             };
             self.ready[d].clear(tid as usize);
             self.dispatch(tid, core);

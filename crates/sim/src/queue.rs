@@ -128,6 +128,8 @@ pub(crate) struct EventQueue {
     /// One tree per group of slots (cores, buses, ...), so that a slot's
     /// update climbs only its group's tree.
     trees: Vec<MinTree>,
+    /// Each tree's minimum, side by side for the pop's scan.
+    roots: Vec<Key>,
     /// Per group, `(shift, mask)`: the slot of an event is
     /// `(code >> shift) & mask`.
     slot_of: Vec<(u32, u64)>,
@@ -143,6 +145,7 @@ impl EventQueue {
     pub(crate) fn new(groups: &[(usize, u32, u64)]) -> EventQueue {
         EventQueue {
             trees: groups.iter().map(|&(n, ..)| MinTree::new(n)).collect(),
+            roots: vec![EMPTY; groups.len()],
             slot_of: groups.iter().map(|&(_, s, m)| (s, m)).collect(),
             heap: BinaryHeap::with_capacity(16),
             taken: None,
@@ -172,6 +175,7 @@ impl EventQueue {
             self.taken = None;
         }
         self.trees[g].set(i, key(t, code));
+        self.roots[g] = self.trees[g].nodes[1];
     }
 
     /// The next event: `(time, code)`.
@@ -179,11 +183,11 @@ impl EventQueue {
     pub(crate) fn pop(&mut self) -> Option<(Time, u64)> {
         if let Some((g, i)) = self.taken.take() {
             self.trees[g].clear(i);
+            self.roots[g] = self.trees[g].nodes[1];
         }
         let mut best = EMPTY;
         let mut group = usize::MAX;
-        for (g, tree) in self.trees.iter().enumerate() {
-            let k = tree.nodes[1];
+        for (g, &k) in self.roots.iter().enumerate() {
             if k < best {
                 best = k;
                 group = g;
