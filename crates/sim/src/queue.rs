@@ -89,13 +89,17 @@ impl MinTree {
                 p >>= 1;
             }
         } else {
+            // The winner on the way up is carried in a register: each
+            // level loads only the sibling and the parent.
+            let mut cur = key;
             while p > 1 {
-                let l = p & !1;
+                let sibling = self.nodes[p ^ 1];
                 p >>= 1;
                 if self.nodes[p] != old {
                     return;
                 }
-                self.nodes[p] = self.nodes[l].min(self.nodes[l + 1]);
+                cur = cur.min(sibling);
+                self.nodes[p] = cur;
             }
         }
     }
