@@ -474,8 +474,8 @@ impl Engine {
             cfg: cfg.clone(),
             now: 0,
             // Slot groups: cores and buses (slot in field a of the event
-            // code), tasks and GPUs (field b); see `encode`.
-            events: EventQueue::new(&[
+            // code), tasks and GPUs (field b); see `encode` and `push`.
+            events: EventQueue::new([
                 (ncores, 32, (1 << 27) - 1),
                 (s.links * 2, 32, (1 << 27) - 1),
                 (n, 0, u32::MAX as u64),
@@ -533,6 +533,7 @@ impl Engine {
     /// is not preempted at t), then device completions, then releases;
     /// within a class, in the order of their encoding (deterministic). An
     /// event is packed into one u64 beside its time (16-byte heap entries).
+    #[inline]
     fn push(&mut self, t: Time, ev: Ev) {
         // Slot groups: cores, buses, tasks, GPUs (see `new`).
         let slot = match ev {

@@ -127,16 +127,19 @@ pub(crate) enum Slot {
     Heap,
 }
 
+/// Number of slot groups of an [`EventQueue`].
+pub(crate) const GROUPS: usize = 4;
+
 /// The event queue; see the module docs.
 pub(crate) struct EventQueue {
     /// One tree per group of slots (cores, buses, ...), so that a slot's
     /// update climbs only its group's tree.
-    trees: Vec<MinTree>,
+    trees: [MinTree; GROUPS],
     /// Each tree's minimum, side by side for the pop's scan.
-    roots: Vec<Key>,
+    roots: [Key; GROUPS],
     /// Per group, `(shift, mask)`: the slot of an event is
     /// `(code >> shift) & mask`.
-    slot_of: Vec<(u32, u64)>,
+    slot_of: [(u32, u64); GROUPS],
     heap: BinaryHeap<Reverse<Key>>,
     /// Slot popped last, cleared lazily (its owner usually refills it at
     /// once, which then costs one pass up the tree instead of two).
@@ -146,11 +149,11 @@ pub(crate) struct EventQueue {
 impl EventQueue {
     /// `groups[g] = (slots, shift, mask)`: group `g` has `slots` slots and
     /// the slot of its events' codes is `(code >> shift) & mask`.
-    pub(crate) fn new(groups: &[(usize, u32, u64)]) -> EventQueue {
+    pub(crate) fn new(groups: [(usize, u32, u64); GROUPS]) -> EventQueue {
         EventQueue {
-            trees: groups.iter().map(|&(n, ..)| MinTree::new(n)).collect(),
-            roots: vec![EMPTY; groups.len()],
-            slot_of: groups.iter().map(|&(_, s, m)| (s, m)).collect(),
+            trees: groups.map(|(n, ..)| MinTree::new(n)),
+            roots: [EMPTY; GROUPS],
+            slot_of: groups.map(|(_, s, m)| (s, m)),
             heap: BinaryHeap::with_capacity(16),
             taken: None,
         }
@@ -249,7 +252,12 @@ mod tests {
         let slots = 6;
         // Slots 0..3 in group 0, 3..6 in group 1; an event's code has its
         // slot in the group at bit 32.
-        let mut q = EventQueue::new(&[(3, 32, 0xffff), (3, 32, 0xffff)]);
+        let mut q = EventQueue::new([
+            (3, 32, 0xffff),
+            (3, 32, 0xffff),
+            (0, 0, 0),
+            (0, 0, 0),
+        ]);
         let at = |s: usize| (s / 3, s % 3);
         // Model: a heap of (key, live) where replaced entries are dead.
         let mut model: BinaryHeap<Reverse<((Time, u64), u64)>> = BinaryHeap::new();
