@@ -165,7 +165,9 @@ fn main() {
                 i += 2;
             }
             (a, _) => {
-                eprintln!("sim: unknown argument {a} (use --seconds S, --simso PYTHON, --case cpu|gpu)");
+                eprintln!(
+                    "sim: unknown argument {a} (use --seconds S, --simso PYTHON, --case cpu|gpu)"
+                );
                 std::process::exit(2);
             }
         }
@@ -203,7 +205,10 @@ fn main() {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "rtgpu simulator, best of 3 runs of >= {seconds} s wall (load average {}):",
-        load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
     );
     println!("                                      jobs per wall s   jobs per CPU s");
     println!("  CPU-only G-EDF m=8 n=40 U=6:        {cpu_rate:>12.0}  {cpu_cps:>14.0}  ({cpu_jobs} jobs/run)  goal 5,000,000");

@@ -805,7 +805,7 @@ impl Engine {
     fn valid_top(&self, d: usize) -> Option<(u64, u32)> {
         self.ready[d]
             .min()
-            .map(|k| queue::split(k))
+            .map(queue::split)
             .map(|(key, tid)| (key, tid as u32))
     }
 

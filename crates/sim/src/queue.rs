@@ -163,9 +163,7 @@ impl EventQueue {
     pub(crate) fn push(&mut self, t: Time, code: u64, slot: Slot) {
         let (g, i) = match slot {
             Slot::Replace(g, i) => (g, i),
-            Slot::IfFree(g, i)
-                if self.taken == Some((g, i)) || self.trees[g].get(i) == EMPTY =>
-            {
+            Slot::IfFree(g, i) if self.taken == Some((g, i)) || self.trees[g].get(i) == EMPTY => {
                 (g, i)
             }
             _ => {
@@ -252,12 +250,7 @@ mod tests {
         let slots = 6;
         // Slots 0..3 in group 0, 3..6 in group 1; an event's code has its
         // slot in the group at bit 32.
-        let mut q = EventQueue::new([
-            (3, 32, 0xffff),
-            (3, 32, 0xffff),
-            (0, 0, 0),
-            (0, 0, 0),
-        ]);
+        let mut q = EventQueue::new([(3, 32, 0xffff), (3, 32, 0xffff), (0, 0, 0), (0, 0, 0)]);
         let at = |s: usize| (s / 3, s % 3);
         // Model: a heap of (key, live) where replaced entries are dead.
         let mut model: BinaryHeap<Reverse<((Time, u64), u64)>> = BinaryHeap::new();
@@ -273,7 +266,7 @@ mod tests {
                 let code = ((s % 3) as u64) << 32 | (serial & 0xffff);
                 let slot = if s == slots {
                     Slot::Heap
-                } else if s % 2 == 0 {
+                } else if s.is_multiple_of(2) {
                     if let Some(old) = live_in_slot[s].replace(serial) {
                         dead.insert(old);
                     }
