@@ -3,7 +3,8 @@
 Used by `cargo run --release -p rtgpu-bench --bin sim` to compare with
 rtgpu's simulator in the same run. Input: a JSON file with "cores",
 "duration_ms" and "tasks" (name, wcet_ms, period_ms). Output: one JSON line
-with jobs, wall seconds and jobs per second.
+with jobs, wall seconds, CPU seconds of the process and jobs per wall and
+per CPU second.
 """
 
 import json
@@ -34,10 +35,22 @@ def main() -> None:
     cfg.check_all()
     model = Model(cfg)
     start = time.perf_counter()
+    cpu0 = time.process_time()
     model.run_model()
+    cpu = time.process_time() - cpu0
     wall = time.perf_counter() - start
     jobs = sum(1 for task in model.results.tasks for j in task.jobs if j.end_date is not None)
-    print(json.dumps({"jobs": jobs, "wall_s": wall, "jobs_per_s": jobs / wall}))
+    print(
+        json.dumps(
+            {
+                "jobs": jobs,
+                "wall_s": wall,
+                "cpu_s": cpu,
+                "jobs_per_cpu_s": jobs / cpu,
+                "jobs_per_s": jobs / wall,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

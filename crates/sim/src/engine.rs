@@ -1,9 +1,13 @@
 //! The event loop.
 //!
-//! A binary heap of `(time, packed event)`; events of one instant run
-//! segment ends first, then device completions, then releases. Stale events (a segment end after a
-//! preemption, a bus completion after the bus's load changed) carry a stamp
-//! and are dropped.
+//! An event queue ordered by `(time, packed event)`; events of one instant
+//! run segment ends first, then device completions, then releases. Segment
+//! ends, bus completions and releases live in per-core, per-bus and
+//! per-task slots of a tournament tree, the rest in a binary heap
+//! ([`crate::queue`]). Stale events (a segment end after a preemption, a bus
+//! completion after the bus's load changed) carry a stamp and are dropped;
+//! most never reach the loop, as a new event of the same core or bus
+//! replaces them in its slot.
 //!
 //! Threads: one per task (jobs of a task run in sequence, a late job delays
 //! the next) and one interrupt thread per GPU. Each scheduling domain (a
@@ -22,8 +26,7 @@
 //! policy ([`rtgpu_policy::interrupt::plan`]). Timer ticks are not
 //! simulated.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use rtgpu_analysis::generate::Rng;
 use rtgpu_model::{GpuAllocator, InterruptHandling, PeerLocking};
@@ -34,6 +37,7 @@ use rtgpu_policy::token::{self, Decision, QueueRule, TokenAllocator};
 use rtgpu_policy::vgpu::{VgpuConfig, VgpuPolicy, VgpuScheduler};
 use rtgpu_policy::{JobId, Time};
 
+use crate::queue::{self, EventQueue, MinTree, Slot};
 use crate::setup::{fixed_irq_key, Setup};
 use crate::trace::{Span, SpanKind};
 use crate::{JobRecord, Releases, SimConfig, SimResult, TaskStats, UtilizationSeries};
@@ -60,7 +64,6 @@ enum TState {
 struct Thread {
     domain: u32,
     key: u64,
-    stamp: u32,
     state: TState,
     remaining: Time,
     piece_left: Time,
@@ -170,11 +173,13 @@ pub struct Engine {
     s: Setup,
     cfg: SimConfig,
     now: Time,
-    events: BinaryHeap<Reverse<(Time, u64)>>,
+    events: EventQueue,
     rng: Rng,
     threads: Vec<Thread>,
     jobs: Vec<Job>,
-    ready: Vec<BinaryHeap<Reverse<(u64, u32, u32)>>>,
+    /// Per domain: one slot per thread, `(key, thread)` while it is ready
+    /// there.
+    ready: Vec<MinTree>,
     cores: Vec<Core>,
     allocators: Vec<TokenAllocator>,
     locks: EngineLocks,
@@ -195,11 +200,22 @@ pub struct Engine {
     inversions: Vec<Time>,
     spans: Vec<Span>,
     bucket: Time,
+    buckets: Buckets,
     engine_busy: Vec<Vec<Time>>,
     core_busy: Vec<Vec<Time>>,
     vgpu_busy: Vec<Vec<Time>>,
     active_jobs: usize,
     ntasks: u32,
+    /// Per domain: bit k set when the domain's k-th core is idle.
+    idle: Vec<Vec<u64>>,
+    /// Position of each core in its domain.
+    dom_pos: Vec<usize>,
+    /// Per domain, per core in domain order: `(key << 64 | thread + 1, end
+    /// of its segment)` of the running thread (key copied at dispatch: it
+    /// does not change while the thread runs), `(0, 0)` when idle.
+    dom_run: Vec<Vec<(u128, Time)>>,
+    /// Scratch list of the jobs whose copies a bus event completed.
+    bus_done: Vec<u32>,
 }
 
 /// `class(2) | kind(3) | a(27) | b(32)`, class first so that an instant's
@@ -245,13 +261,33 @@ fn chunk_times(bytes: u64, chunk: Option<u64>, bw: u64) -> impl Iterator<Item = 
     })
 }
 
-fn add_busy(series: &mut [Time], bucket: Time, start: Time, end: Time) {
+/// Utilization buckets of `size` ns, remembering the last bucket looked up
+/// (most busy intervals start in the bucket of the one before).
+struct Buckets {
+    size: Time,
+    lo: Time,
+    idx: usize,
+}
+
+impl Buckets {
+    #[inline]
+    fn of(&mut self, t: Time) -> usize {
+        if t < self.lo || t - self.lo >= self.size {
+            self.idx = (t / self.size) as usize;
+            self.lo = self.idx as Time * self.size;
+        }
+        self.idx
+    }
+}
+
+fn add_busy(series: &mut [Time], buckets: &mut Buckets, start: Time, end: Time) {
+    let bucket = buckets.size;
     if bucket == 0 || series.is_empty() {
         return;
     }
     let mut t = start;
     while t < end {
-        let b = (t / bucket) as usize;
+        let b = buckets.of(t);
         if b >= series.len() {
             break;
         }
@@ -271,7 +307,6 @@ impl Engine {
             threads.push(Thread {
                 domain: t.pieces[0].domain as u32,
                 key: t.pieces[0].key,
-                stamp: 0,
                 state: TState::Idle,
                 remaining: 0,
                 piece_left: 0,
@@ -284,7 +319,6 @@ impl Engine {
             threads.push(Thread {
                 domain: s.core_domain[gpu.irq_core] as u32,
                 key: 0,
-                stamp: 0,
                 state: TState::Idle,
                 remaining: 0,
                 piece_left: Time::MAX,
@@ -422,15 +456,35 @@ impl Engine {
             .collect();
         let ndomains = s.domains.len();
         let ncores = s.cores;
+        let mut dom_pos = vec![0; ncores];
+        let idle = s
+            .domains
+            .iter()
+            .map(|cores| {
+                let mut bits = vec![0u64; cores.len().div_ceil(64)];
+                for (k, &c) in cores.iter().enumerate() {
+                    dom_pos[c] = k;
+                    bits[k / 64] |= 1 << (k % 64);
+                }
+                bits
+            })
+            .collect();
         let nv = s.vgpus.len();
         Engine {
             cfg: cfg.clone(),
             now: 0,
-            events: BinaryHeap::with_capacity(4 * n + 16),
+            // Slot groups: cores and buses (slot in field a of the event
+            // code), tasks and GPUs (field b); see `encode` and `push`.
+            events: EventQueue::new([
+                (ncores, 32, (1 << 27) - 1),
+                (s.links * 2, 32, (1 << 27) - 1),
+                (n, 0, u32::MAX as u64),
+                (g, 0, u32::MAX as u64),
+            ]),
             rng: Rng::new(cfg.seed),
             threads,
             jobs,
-            ready: (0..ndomains).map(|_| BinaryHeap::new()).collect(),
+            ready: (0..ndomains).map(|_| MinTree::new(n + g)).collect(),
             cores: (0..ncores)
                 .map(|_| Core {
                     running: None,
@@ -457,11 +511,20 @@ impl Engine {
             inversions: Vec::new(),
             spans: Vec::new(),
             bucket,
+            buckets: Buckets {
+                size: bucket,
+                lo: 0,
+                idx: 0,
+            },
             engine_busy: vec![vec![0; nb]; g * 3],
             core_busy: vec![vec![0; nb]; ncores],
             vgpu_busy: vec![vec![0; nb]; nv],
             active_jobs: 0,
             ntasks: n as u32,
+            dom_run: s.domains.iter().map(|c| vec![(0, 0); c.len()]).collect(),
+            idle,
+            dom_pos,
+            bus_done: Vec::new(),
             s,
         }
     }
@@ -470,8 +533,17 @@ impl Engine {
     /// is not preempted at t), then device completions, then releases;
     /// within a class, in the order of their encoding (deterministic). An
     /// event is packed into one u64 beside its time (16-byte heap entries).
+    #[inline]
     fn push(&mut self, t: Time, ev: Ev) {
-        self.events.push(Reverse((t, encode(ev))));
+        // Slot groups: cores, buses, tasks, GPUs (see `new`).
+        let slot = match ev {
+            Ev::Segment(c, _) => Slot::Replace(0, c as usize),
+            Ev::Bus(b, _) => Slot::Replace(1, b as usize),
+            Ev::Release(i) => Slot::IfFree(2, i as usize),
+            Ev::KernelDone(g) => Slot::IfFree(3, g as usize),
+            _ => Slot::Heap,
+        };
+        self.events.push(t, encode(ev), slot);
     }
 
     fn overheads_on(&self) -> bool {
@@ -482,7 +554,7 @@ impl Engine {
         for i in 0..self.ntasks {
             self.schedule_release(i, 0);
         }
-        while let Some(Reverse((t, code))) = self.events.pop() {
+        while let Some((t, code)) = self.events.pop() {
             let ev = decode(code);
             if t >= self.cfg.duration && (!self.cfg.drain || self.active_jobs == 0) {
                 break;
@@ -623,6 +695,12 @@ impl Engine {
     /// next piece first when its piece budget is spent) and reschedule.
     fn make_ready(&mut self, i: u32) {
         let iu = i as usize;
+        if self.threads[iu].state == TState::Ready {
+            // Already queued (never seen in practice): its old entry goes,
+            // as the old stamp would have made it stale.
+            let d = self.threads[iu].domain as usize;
+            self.ready[d].clear(iu);
+        }
         if iu < self.s.tasks.len() {
             // Piece bookkeeping (P-FP split tasks).
             let npieces = self.s.tasks[iu].pieces.len();
@@ -650,32 +728,85 @@ impl Engine {
         }
         let th = &mut self.threads[iu];
         th.state = TState::Ready;
-        th.stamp = th.stamp.wrapping_add(1);
-        let (d, key, stamp) = (th.domain as usize, th.key, th.stamp);
+        let (d, key) = (th.domain as usize, th.key);
         // Fast path: an idle core and nothing more urgent waiting: run it
-        // there without going through the ready heap.
-        if let Some(&c) = self.s.domains[d]
-            .iter()
-            .find(|&&c| self.cores[c].running.is_none())
-        {
-            if self.valid_top(d).is_none_or(|top| (key, i) < top) {
-                self.dispatch(i, c);
-                return;
+        // there without going through the ready queue.
+        let top = self.valid_top(d);
+        if top.is_none_or(|top| (key, i) < top) {
+            // It would be the domain's most urgent ready thread: the first
+            // round of `schedule` without the round trip through the ready
+            // queue.
+            match self.first_idle(d) {
+                Some(c) => self.dispatch(i, c),
+                None => match self.preemptible(d) {
+                    Some((wk, wt, c)) if (key, i) < (wk, wt) => {
+                        self.preempt(c);
+                        self.dispatch(i, c);
+                        self.schedule(d);
+                    }
+                    _ => self.ready[d].set(iu, queue::key(key, i as u64)),
+                },
             }
+            return;
         }
-        self.ready[d].push(Reverse((key, i, stamp)));
+        self.ready[d].set(iu, queue::key(key, i as u64));
         self.schedule(d);
     }
 
-    fn valid_top(&mut self, d: usize) -> Option<(u64, u32)> {
-        while let Some(&Reverse((key, tid, stamp))) = self.ready[d].peek() {
-            let th = &self.threads[tid as usize];
-            if th.state == TState::Ready && th.stamp == stamp && th.key == key {
-                return Some((key, tid));
+    /// The least urgent running thread of domain `d`, `(key, thread,
+    /// core)`, leaving out one whose segment ends at this very instant: it
+    /// is finishing, not preemptible (its Segment event, same instant, maybe
+    /// not processed yet, frees the core and reschedules; found by the 1M
+    /// soundness run).
+    #[inline]
+    fn preemptible(&self, d: usize) -> Option<(u64, u32, usize)> {
+        let now = self.now;
+        let mut worst = 0u128;
+        let mut at = 0;
+        for (k, &(v, end)) in self.dom_run[d].iter().enumerate() {
+            let v = if end > now { v } else { 0 };
+            if v > worst {
+                worst = v;
+                at = k;
             }
-            self.ready[d].pop();
+        }
+        if worst == 0 {
+            return None;
+        }
+        let (wk, wt) = queue::split(worst);
+        Some((wk, (wt - 1) as u32, self.s.domains[d][at]))
+    }
+
+    /// The first idle core of domain `d` in the domain's order.
+    #[inline]
+    fn first_idle(&self, d: usize) -> Option<usize> {
+        for (w, &bits) in self.idle[d].iter().enumerate() {
+            if bits != 0 {
+                return Some(self.s.domains[d][w * 64 + bits.trailing_zeros() as usize]);
+            }
         }
         None
+    }
+
+    #[inline]
+    fn set_idle(&mut self, c: usize, idle: bool) {
+        let d = self.s.core_domain[c];
+        let k = self.dom_pos[c];
+        let bit = 1u64 << (k % 64);
+        if idle {
+            self.idle[d][k / 64] |= bit;
+            self.dom_run[d][k] = (0, 0);
+        } else {
+            self.idle[d][k / 64] &= !bit;
+        }
+    }
+
+    /// The most urgent ready thread of domain `d`: `(key, thread)`.
+    fn valid_top(&self, d: usize) -> Option<(u64, u32)> {
+        self.ready[d]
+            .min()
+            .map(queue::split)
+            .map(|(key, tid)| (key, tid as u32))
     }
 
     fn schedule(&mut self, d: usize) {
@@ -683,39 +814,17 @@ impl Engine {
             let Some((key, tid)) = self.valid_top(d) else {
                 return;
             };
-            let mut idle = None;
-            let mut worst: Option<(u64, u32, usize)> = None;
-            for &c in &self.s.domains[d] {
-                match self.cores[c].running {
-                    None => {
-                        idle = Some(c);
-                        break;
+            let core = match self.first_idle(d) {
+                Some(c) => c,
+                None => match self.preemptible(d) {
+                    Some((wk, wt, c)) if (key, tid) < (wk, wt) => {
+                        self.preempt(c);
+                        c
                     }
-                    Some(r) => {
-                        let th = &self.threads[r as usize];
-                        // A thread whose segment ends at this very instant
-                        // is finishing, not preemptible: its Segment event
-                        // (same instant, maybe not processed yet) frees the
-                        // core and reschedules. Found by the 1M soundness run.
-                        if th.seg_start.saturating_add(th.seg_len) <= self.now {
-                            continue;
-                        }
-                        let k = (th.key, r, c);
-                        if worst.is_none_or(|w| (k.0, k.1) > (w.0, w.1)) {
-                            worst = Some(k);
-                        }
-                    }
-                }
-            }
-            let core = match (idle, worst) {
-                (Some(c), _) => c,
-                (None, Some((wk, wt, c))) if (key, tid) < (wk, wt) => {
-                    self.preempt(c);
-                    c
-                }
-                _ => return,
+                    _ => return,
+                },
             };
-            self.ready[d].pop();
+            self.ready[d].clear(tid as usize);
             self.dispatch(tid, core);
         }
     }
@@ -723,16 +832,19 @@ impl Engine {
     fn dispatch(&mut self, tid: u32, c: usize) {
         let now = self.now;
         let start = now.max(self.cores[c].frozen_until);
-        let core = &mut self.cores[c];
-        core.running = Some(tid);
-        core.stamp = core.stamp.wrapping_add(1);
-        let stamp = core.stamp;
+        self.set_idle(c, false);
         let th = &mut self.threads[tid as usize];
         th.state = TState::Running(c as u32);
         th.seg_start = start;
         th.run_start = start;
         th.seg_len = th.remaining.min(th.piece_left);
         let end = start.saturating_add(th.seg_len);
+        let run = queue::key(th.key, tid as u64 + 1);
+        self.dom_run[self.s.core_domain[c]][self.dom_pos[c]] = (run, end);
+        let core = &mut self.cores[c];
+        core.running = Some(tid);
+        core.stamp = core.stamp.wrapping_add(1);
+        let stamp = core.stamp;
         let tu = tid as usize;
         if tu < self.jobs.len() {
             if self.jobs[tu].start.is_none() {
@@ -749,6 +861,7 @@ impl Engine {
         let now = self.now;
         let tid = self.cores[c].running.take()?;
         self.cores[c].stamp = self.cores[c].stamp.wrapping_add(1);
+        self.set_idle(c, true);
         let th = &mut self.threads[tid as usize];
         let progress = now.saturating_sub(th.seg_start).min(th.seg_len);
         th.remaining -= progress;
@@ -757,7 +870,7 @@ impl Engine {
         }
         let run_start = th.run_start;
         if now > run_start {
-            add_busy(&mut self.core_busy[c], self.bucket, run_start, now);
+            add_busy(&mut self.core_busy[c], &mut self.buckets, run_start, now);
             if self.cfg.trace {
                 self.spans.push(Span {
                     track: c as u32,
@@ -789,9 +902,8 @@ impl Engine {
             let th = &mut self.threads[tid as usize];
             th.remaining += o.sch + o.cxs;
             th.state = TState::Ready;
-            th.stamp = th.stamp.wrapping_add(1);
             let d = th.domain as usize;
-            self.ready[d].push(Reverse((th.key, tid, th.stamp)));
+            self.ready[d].set(tid as usize, queue::key(th.key, tid as u64));
         }
     }
 
@@ -1237,9 +1349,9 @@ impl Engine {
         };
         let now = self.now;
         let start = self.jobs[i as usize].op_start;
-        add_busy(&mut self.engine_busy[gu * 3], self.bucket, start, now);
+        add_busy(&mut self.engine_busy[gu * 3], &mut self.buckets, start, now);
         if let Some(v) = self.s.tasks[i as usize].gpu.as_ref().and_then(|t| t.vgpu) {
-            add_busy(&mut self.vgpu_busy[v], self.bucket, start, now);
+            add_busy(&mut self.vgpu_busy[v], &mut self.buckets, start, now);
         }
         if self.cfg.trace {
             self.spans.push(Span {
@@ -1286,7 +1398,8 @@ impl Engine {
             return;
         }
         self.bus_advance(bu);
-        let mut done = Vec::new();
+        let mut done = std::mem::take(&mut self.bus_done);
+        done.clear();
         self.buses[bu].active.retain(|&(i, rem)| {
             if rem == 0 {
                 done.push(i);
@@ -1297,13 +1410,13 @@ impl Engine {
         });
         self.bus_reschedule(bu);
         let now = self.now;
-        for i in done {
+        for &i in &done {
             let j = &self.jobs[i as usize];
             let start = j.op_start;
             if let Some(OpKind::Copy { engine, kind, .. }) = j.ops.get(j.pc).map(|o| o.kind) {
                 add_busy(
                     &mut self.engine_busy[engine as usize],
-                    self.bucket,
+                    &mut self.buckets,
                     start,
                     now,
                 );
@@ -1320,6 +1433,7 @@ impl Engine {
             let g = self.jobs[i as usize].section_gpu;
             self.raise_interrupt(i, g);
         }
+        self.bus_done = done;
     }
 
     // ---------------------------------------------------------------- interrupts
@@ -1363,6 +1477,8 @@ impl Engine {
             }
             th.seg_len -= p;
             th.seg_start = end;
+            self.dom_run[self.s.core_domain[c]][self.dom_pos[c]].1 =
+                th.seg_start.saturating_add(th.seg_len);
             self.cores[c].stamp = self.cores[c].stamp.wrapping_add(1);
             let stamp = self.cores[c].stamp;
             let seg_end = end + th.seg_len;

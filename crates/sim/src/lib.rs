@@ -29,6 +29,7 @@
 
 pub mod engine;
 pub mod plot;
+mod queue;
 pub mod scenario;
 mod setup;
 pub mod trace;

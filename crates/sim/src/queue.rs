@@ -1,0 +1,303 @@
+//! The simulator's priority queues.
+//!
+//! [`MinTree`]: a tournament (winner) tree over a fixed set of slots, each
+//! holding at most one key; setting or clearing a slot replays the matches
+//! on its path to the root (log2 of the slot count), the minimum is read at
+//! the root. Unlike a binary heap with lazy deletion it holds no stale
+//! entries: a slot's new key replaces its old one.
+//!
+//! [`EventQueue`]: the event queue, a few tournament trees (one per group
+//! of slots) and a binary heap. Segment ends (one live per core: a new one
+//! always comes with a new core stamp, which makes the old one stale) and
+//! bus completions (one live per bus, likewise) overwrite their core's or
+//! bus's slot; releases and kernel completions (at most one outstanding per
+//! task and per GPU in practice) take their task's or GPU's slot when it is
+//! free. Everything else, and an event whose slot is taken, goes to the
+//! heap. Pops take the smallest of the trees' and the heap's minima under
+//! the same `(time, packed event)` order as a single heap, so events come
+//! out in exactly the same order, less the stale segment and bus events,
+//! which the engine would have dropped.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rtgpu_policy::Time;
+
+/// `(time or priority) << 64 | tie-break`, compared as one integer;
+/// `EMPTY` marks a free slot.
+pub(crate) type Key = u128;
+pub(crate) const EMPTY: Key = u128::MAX;
+
+#[inline]
+pub(crate) fn key(hi: u64, lo: u64) -> Key {
+    (hi as u128) << 64 | lo as u128
+}
+
+#[inline]
+pub(crate) fn split(k: Key) -> (u64, u64) {
+    ((k >> 64) as u64, k as u64)
+}
+
+/// Tournament tree over `n` slots; see the module docs. Keys of set slots
+/// must differ (the engine's do: they carry the slot's thread, core, bus or
+/// task), which is what lets a node hold just the winning key: the slot
+/// that won is the one holding that key.
+#[derive(Debug, Clone)]
+pub(crate) struct MinTree {
+    /// Power of two >= the slot count.
+    size: usize,
+    /// `nodes[size + i]` is slot `i`; `nodes[p]` (1 <= p < size) the winner
+    /// (smallest key) of its subtree. `nodes[0]` unused.
+    nodes: Vec<Key>,
+}
+
+impl MinTree {
+    pub(crate) fn new(n: usize) -> MinTree {
+        let size = n.max(1).next_power_of_two();
+        MinTree {
+            size,
+            nodes: vec![EMPTY; 2 * size],
+        }
+    }
+
+    /// The key in slot `i` (`EMPTY` if free).
+    #[inline]
+    pub(crate) fn get(&self, i: usize) -> Key {
+        self.nodes[self.size + i]
+    }
+
+    /// Put `key` in slot `i`. A key lower than the slot's old one climbs
+    /// only while it wins; a higher one replays the matches only where
+    /// the slot's old key was the winner.
+    #[inline]
+    pub(crate) fn set(&mut self, i: usize, key: Key) {
+        let mut p = self.size + i;
+        let old = self.nodes[p];
+        if key == old {
+            return;
+        }
+        self.nodes[p] = key;
+        if key < old {
+            p >>= 1;
+            while p >= 1 {
+                let n = &mut self.nodes[p];
+                if *n == old || key < *n {
+                    *n = key;
+                } else {
+                    return;
+                }
+                p >>= 1;
+            }
+        } else {
+            // The winner on the way up is carried in a register: each
+            // level loads only the sibling and the parent.
+            let mut cur = key;
+            while p > 1 {
+                let sibling = self.nodes[p ^ 1];
+                p >>= 1;
+                if self.nodes[p] != old {
+                    return;
+                }
+                cur = cur.min(sibling);
+                self.nodes[p] = cur;
+            }
+        }
+    }
+
+    #[inline]
+    pub(crate) fn clear(&mut self, i: usize) {
+        self.set(i, EMPTY);
+    }
+
+    /// The smallest key, if any slot is set.
+    #[inline]
+    pub(crate) fn min(&self) -> Option<Key> {
+        let k = self.nodes[1];
+        (k != EMPTY).then_some(k)
+    }
+}
+
+/// Where an event goes in the [`EventQueue`]: `(group, slot)` names slot
+/// `slot` of the group's tree.
+pub(crate) enum Slot {
+    /// Always this slot (its previous event, if any, is stale).
+    Replace(usize, usize),
+    /// This slot if free, else the heap.
+    IfFree(usize, usize),
+    Heap,
+}
+
+/// Number of slot groups of an [`EventQueue`].
+pub(crate) const GROUPS: usize = 4;
+
+/// The event queue; see the module docs.
+pub(crate) struct EventQueue {
+    /// One tree per group of slots (cores, buses, ...), so that a slot's
+    /// update climbs only its group's tree.
+    trees: [MinTree; GROUPS],
+    /// Each tree's minimum, side by side for the pop's scan.
+    roots: [Key; GROUPS],
+    /// Per group, `(shift, mask)`: the slot of an event is
+    /// `(code >> shift) & mask`.
+    slot_of: [(u32, u64); GROUPS],
+    heap: BinaryHeap<Reverse<Key>>,
+    /// Slot popped last, cleared lazily (its owner usually refills it at
+    /// once, which then costs one pass up the tree instead of two).
+    taken: Option<(usize, usize)>,
+}
+
+impl EventQueue {
+    /// `groups[g] = (slots, shift, mask)`: group `g` has `slots` slots and
+    /// the slot of its events' codes is `(code >> shift) & mask`.
+    pub(crate) fn new(groups: [(usize, u32, u64); GROUPS]) -> EventQueue {
+        EventQueue {
+            trees: groups.map(|(n, ..)| MinTree::new(n)),
+            roots: [EMPTY; GROUPS],
+            slot_of: groups.map(|(_, s, m)| (s, m)),
+            heap: BinaryHeap::with_capacity(16),
+            taken: None,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, t: Time, code: u64, slot: Slot) {
+        let (g, i) = match slot {
+            Slot::Replace(g, i) => (g, i),
+            Slot::IfFree(g, i) if self.taken == Some((g, i)) || self.trees[g].get(i) == EMPTY => {
+                (g, i)
+            }
+            _ => {
+                self.heap.push(Reverse(key(t, code)));
+                return;
+            }
+        };
+        debug_assert_eq!(
+            (code >> self.slot_of[g].0) & self.slot_of[g].1,
+            i as u64,
+            "event code names its slot"
+        );
+        if self.taken == Some((g, i)) {
+            self.taken = None;
+        }
+        self.trees[g].set(i, key(t, code));
+        self.roots[g] = self.trees[g].nodes[1];
+    }
+
+    /// The next event: `(time, code)`.
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<(Time, u64)> {
+        if let Some((g, i)) = self.taken.take() {
+            self.trees[g].clear(i);
+            self.roots[g] = self.trees[g].nodes[1];
+        }
+        let mut best = EMPTY;
+        let mut group = usize::MAX;
+        for (g, &k) in self.roots.iter().enumerate() {
+            if k < best {
+                best = k;
+                group = g;
+            }
+        }
+        if let Some(&Reverse(h)) = self.heap.peek() {
+            if h < best {
+                self.heap.pop();
+                return Some(split(h));
+            }
+        }
+        if group == usize::MAX {
+            return None;
+        }
+        let (t, code) = split(best);
+        let (shift, mask) = self.slot_of[group];
+        self.taken = Some((group, ((code >> shift) & mask) as usize));
+        Some((t, code))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtgpu_analysis::generate::Rng;
+
+    #[test]
+    fn tree_min_follows_sets_and_clears() {
+        let mut rng = Rng::new(7);
+        for n in [1usize, 2, 3, 5, 8, 13, 40] {
+            let mut t = MinTree::new(n);
+            let mut model = vec![EMPTY; n];
+            for _ in 0..2000 {
+                let i = rng.range(0, n as u64 - 1) as usize;
+                if rng.range(0, 3) == 0 {
+                    t.clear(i);
+                    model[i] = EMPTY;
+                } else {
+                    let k = key(rng.range(0, 20), i as u64);
+                    t.set(i, k);
+                    model[i] = k;
+                }
+                let want = model.iter().copied().filter(|&k| k != EMPTY).min();
+                assert_eq!(t.min(), want, "n = {n}");
+                assert_eq!(t.get(i), model[i]);
+            }
+        }
+    }
+
+    /// The queue pops what one binary heap would, minus entries replaced in
+    /// their slot (the stale events the engine drops).
+    #[test]
+    fn queue_pops_like_a_heap_without_replaced_entries() {
+        let mut rng = Rng::new(11);
+        let slots = 6;
+        // Slots 0..3 in group 0, 3..6 in group 1; an event's code has its
+        // slot in the group at bit 32.
+        let mut q = EventQueue::new([(3, 32, 0xffff), (3, 32, 0xffff), (0, 0, 0), (0, 0, 0)]);
+        let at = |s: usize| (s / 3, s % 3);
+        // Model: a heap of (key, live) where replaced entries are dead.
+        let mut model: BinaryHeap<Reverse<((Time, u64), u64)>> = BinaryHeap::new();
+        let mut live_in_slot: Vec<Option<u64>> = vec![None; slots];
+        let mut serial = 0u64;
+        let mut dead = std::collections::HashSet::new();
+        let mut now = 0;
+        for _ in 0..20_000 {
+            if rng.range(0, 2) > 0 {
+                let t = now + rng.range(0, 50);
+                let s = rng.range(0, slots as u64) as usize;
+                serial += 1;
+                let code = ((s % 3) as u64) << 32 | (serial & 0xffff);
+                let slot = if s == slots {
+                    Slot::Heap
+                } else if s.is_multiple_of(2) {
+                    if let Some(old) = live_in_slot[s].replace(serial) {
+                        dead.insert(old);
+                    }
+                    Slot::Replace(at(s).0, at(s).1)
+                } else {
+                    // IfFree: the model never kills these.
+                    Slot::IfFree(at(s).0, at(s).1)
+                };
+                q.push(t, code, slot);
+                model.push(Reverse(((t, code), serial)));
+            } else {
+                let got = q.pop();
+                let want = loop {
+                    match model.pop() {
+                        Some(Reverse((_, id))) if dead.contains(&id) => continue,
+                        Some(Reverse((k, id))) => {
+                            for l in live_in_slot.iter_mut() {
+                                if *l == Some(id) {
+                                    *l = None;
+                                }
+                            }
+                            break Some(k);
+                        }
+                        None => break None,
+                    }
+                };
+                assert_eq!(got, want);
+                if let Some((t, _)) = got {
+                    now = t;
+                }
+            }
+        }
+    }
+}
