@@ -1550,8 +1550,18 @@ impl Engine {
                 continue;
             }
             self.threads[tid].key = key;
-            if self.threads[tid].state == TState::Ready {
-                self.make_ready(tid as u32);
+            match self.threads[tid].state {
+                TState::Ready => self.make_ready(tid as u32),
+                TState::Running(c) => {
+                    // Its entry among the domain's running keys, which
+                    // preemption decisions read; a less urgent key may let a
+                    // ready thread preempt it.
+                    let c = c as usize;
+                    let d = self.s.core_domain[c];
+                    self.dom_run[d][self.dom_pos[c]].0 = queue::key(key, tid as u64 + 1);
+                    self.schedule(d);
+                }
+                _ => {}
             }
         }
     }
