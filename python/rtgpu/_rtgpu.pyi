@@ -638,6 +638,7 @@ class Daemon:
         allocator: str = "gpusync",
         engine_locks: bool = True,
         inherit: bool = True,
+        spin_cpu: int | None = None,
     ) -> None: ...
     @property
     def socket(self) -> str: ...

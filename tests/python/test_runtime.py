@@ -155,10 +155,11 @@ def _child(sock: str, marker: str, rounds: int) -> subprocess.Popen[str]:
     )
 
 
-def test_processes_share_a_gpu_through_the_daemon(tmp_path: Path) -> None:
+@pytest.mark.parametrize("spin_cpu", [None, 0])
+def test_processes_share_a_gpu_through_the_daemon(tmp_path: Path, spin_cpu: int | None) -> None:
     sock = str(tmp_path / "d.sock")
     marker = str(tmp_path / "engine-held")
-    with Daemon(sock, gpus=1, tokens_per_gpu=2, inherit=False) as d:
+    with Daemon(sock, gpus=1, tokens_per_gpu=2, inherit=False, spin_cpu=spin_cpu) as d:
         kids = [_child(sock, marker, 30) for _ in range(3)]
         for k in kids:
             _out, err = k.communicate(timeout=60)

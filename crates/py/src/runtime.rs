@@ -357,7 +357,8 @@ fn connect(py: Python<'_>, socket: Option<PathBuf>, priority: u8) -> PyResult<Py
 
 /// The cross-process arbiter served from this process on a Unix socket
 /// (what `rtgpu daemon` runs), on a background thread until `stop()` or the
-/// end of a `with` block.
+/// end of a `with` block. `spin_cpu=N`: poll without sleeping, pinned to
+/// CPU N (`rtgpu daemon --spin --cpu N`).
 #[pyclass(module = "rtgpu.runtime", name = "Daemon")]
 pub(crate) struct PyDaemon {
     socket: PathBuf,
@@ -367,7 +368,8 @@ pub(crate) struct PyDaemon {
 #[pymethods]
 impl PyDaemon {
     #[new]
-    #[pyo3(signature = (socket, gpus=1, copy_engines=2, tokens_per_gpu=2, allocator="gpusync", engine_locks=true, inherit=true))]
+    #[pyo3(signature = (socket, gpus=1, copy_engines=2, tokens_per_gpu=2, allocator="gpusync", engine_locks=true, inherit=true, spin_cpu=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         socket: PathBuf,
         gpus: usize,
@@ -376,6 +378,7 @@ impl PyDaemon {
         allocator: &str,
         engine_locks: bool,
         inherit: bool,
+        spin_cpu: Option<usize>,
     ) -> PyResult<Self> {
         let config = arbiter_config(
             gpus,
@@ -385,7 +388,11 @@ impl PyDaemon {
             engine_locks,
             inherit,
         )?;
-        let running = rtgpu_runtime::daemon::spawn(&socket, config)
+        let waiting = match spin_cpu {
+            Some(cpu) => rtgpu_runtime::daemon::Waiting::Spin { cpu: Some(cpu) },
+            None => rtgpu_runtime::daemon::Waiting::Sleep,
+        };
+        let running = rtgpu_runtime::daemon::spawn_with(&socket, config, waiting)
             .map_err(|e| runtime_error(format!("{}: {e}", socket.display())))?;
         Ok(PyDaemon {
             socket,
