@@ -205,11 +205,12 @@ pub fn analyze(w: &Workload) -> (Report, Plan) {
             .map(|(ci, c)| ClusterReport {
                 name: c.name.clone(),
                 cores: c.cores,
+                // A fold from +0.0: `sum()` of no floats is -0.0, which
+                // would print as "-0.0000" for a cluster without tasks.
                 utilization: tasks
                     .iter()
                     .filter(|t| t.cluster == Some(ci))
-                    .map(|t| t.utilization)
-                    .sum(),
+                    .fold(0.0, |a, t| a + t.utilization),
                 tasks: tasks.iter().filter(|t| t.cluster == Some(ci)).count(),
             })
             .collect()

@@ -1573,11 +1573,23 @@ impl Engine {
         };
         self.irq_current[g] = Some(k);
         let (mut key, cost) = self.irq_items[k as usize].deferred.unwrap_or((0, 0));
+        let owner = self.irq_items[k as usize].owner as usize;
         if self.handling == Handling::Klmirqd {
-            key = self.owner_key(self.irq_items[k as usize].owner);
+            key = self.owner_key(owner as u32);
         }
         let tid = self.jobs.len() + g;
+        // A bottom half at its owner's priority (klmirqd, PAI) competes
+        // where that priority means something: in the owner's scheduling
+        // domain (under P-FP, priorities are per core; the suspended owner
+        // leaves its core to its bottom half, which the analysis charges
+        // to the owner, seed 000 App. B). Other methods stay on the GPU's
+        // interrupt core.
+        let domain = match self.handling {
+            Handling::Klmirqd | Handling::Pai => self.threads[owner].domain,
+            _ => self.s.core_domain[self.s.gpus[g].irq_core] as u32,
+        };
         let th = &mut self.threads[tid];
+        th.domain = domain;
         th.key = key;
         th.remaining = cost;
         th.piece_left = Time::MAX;

@@ -13,6 +13,12 @@
 //!
 //! `RTGPU_GPU_SOUNDNESS_N` workloads (default 2,500); the long run:
 //! `RTGPU_GPU_SOUNDNESS_N=200000 cargo test --release -p rtgpu-sim --test gpu_soundness`.
+//!
+//! `RTGPU_GPU_SOUNDNESS_OVERHEADS=1` gives every workload seed 000's Table
+//! III overheads (klmirqd) and injects them in the simulator: the overhead
+//! accounting checked against the simulation. Not part of the suite: it
+//! still finds bounds exceeded (3 tasks of 7,062 bounded workloads among
+//! 20,000, by at most 12.5%, P-FP and C-FP; see docs/simulator.md).
 
 use rtgpu_analysis::generate::Rng;
 use rtgpu_analysis::workload::{analyze, Verdict};
@@ -61,7 +67,7 @@ fn random_workload(rng: &mut Rng, k: u64) -> Workload {
     };
     let tokens = rng.range(1, 2) as u32;
     let n = rng.range(2, 2 + 2 * first as u64) as usize;
-    let tasks = (0..n)
+    let mut tasks: Vec<Task> = (0..n)
         .map(|i| {
             let period = PERIODS_US[rng.range(0, PERIODS_US.len() as u64 - 1) as usize] * 1_000;
             let wcet = rng.range(period / 50, period / 6).max(1_000);
@@ -93,6 +99,22 @@ fn random_workload(rng: &mut Rng, k: u64) -> Workload {
             }
         })
         .collect();
+    let chunk_size = if rng.range(0, 1) == 0 {
+        None
+    } else {
+        Some(rng.range(256 << 10, 1 << 20))
+    };
+    // η per job as the simulator raises them: one completion interrupt per
+    // operation (each copy chunk, each kernel, each chunk of a migration),
+    // which is what the analysis assumes η counts (seed 000 App. B; with
+    // the drawn η of 1 the overhead accounting undercounted interrupts).
+    for t in &mut tasks {
+        if let Some(g) = t.gpu.as_mut() {
+            let n =
+                |bytes: u64| rtgpu_policy::engine_lock::chunks(bytes, chunk_size).count() as u32;
+            g.interrupts = n(g.copy_in) + g.kernels.len() as u32 + n(g.copy_out) + n(g.state);
+        }
+    }
     Workload {
         name: format!("gpu-random-{k}"),
         platform: Platform {
@@ -101,7 +123,11 @@ fn random_workload(rng: &mut Rng, k: u64) -> Workload {
             pcie: Vec::new(),
             bandwidth: Bandwidth::default(),
         },
-        overheads: Overheads::zero(),
+        overheads: if std::env::var_os("RTGPU_GPU_SOUNDNESS_OVERHEADS").is_some() {
+            Overheads::default()
+        } else {
+            Overheads::zero()
+        },
         policy: Policy {
             cpu_scheduler: sched,
             partitioning: Partitioning::Fit {
@@ -121,11 +147,7 @@ fn random_workload(rng: &mut Rng, k: u64) -> Workload {
             } else {
                 PeerLocking::Nested
             },
-            chunk_size: if rng.range(0, 1) == 0 {
-                None
-            } else {
-                Some(rng.range(256 << 10, 1 << 20))
-            },
+            chunk_size,
             ..Policy::default()
         },
         vgpus: Vec::new(),
@@ -170,7 +192,7 @@ fn gpu_aware_bounds_are_sound() {
                     Releases::Periodic
                 },
                 bcet_ppm: if sporadic { 600_000 } else { 1_000_000 },
-                overheads: false,
+                overheads: std::env::var_os("RTGPU_GPU_SOUNDNESS_OVERHEADS").is_some(),
                 drain: true,
                 buckets: 1,
                 ..SimConfig::default()
@@ -204,4 +226,36 @@ fn gpu_aware_bounds_are_sound() {
     );
     assert!(bounded * 5 >= n, "only {bounded} of {n} had a bound");
     assert!(gpu_jobs_bounded > 0);
+}
+
+/// Writes workload `RTGPU_GPU_SOUNDNESS_K` of the sequence above (with the
+/// overheads of the run it is used in) as a workload file to
+/// `RTGPU_GPU_SOUNDNESS_OUT`, for `rtgpu analyze` / `rtgpu simulate` when a
+/// run reports a bound exceeded.
+#[test]
+#[ignore = "a debugging aid: run with RTGPU_GPU_SOUNDNESS_K and _OUT"]
+fn dump_one_workload() {
+    let (Some(k), Some(out)) = (
+        std::env::var("RTGPU_GPU_SOUNDNESS_K")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok()),
+        std::env::var_os("RTGPU_GPU_SOUNDNESS_OUT"),
+    ) else {
+        panic!(
+            "set RTGPU_GPU_SOUNDNESS_K (a workload number) and RTGPU_GPU_SOUNDNESS_OUT (a path)"
+        );
+    };
+    let mut rng = Rng::new(42);
+    let mut w = random_workload(&mut rng, 0);
+    for kk in 1..=k {
+        w = random_workload(&mut rng, kk);
+    }
+    for t in &mut w.tasks {
+        if let Some(c) = t.cluster {
+            if w.platform.clusters[c].gpus.is_empty() {
+                t.gpu = None;
+            }
+        }
+    }
+    std::fs::write(&out, rtgpu_model::to_toml(&w)).expect("write the workload");
 }
