@@ -171,6 +171,25 @@ pub fn analyze_gpus(
     notes: &mut Vec<String>,
 ) -> Vec<Option<GpuTaskReport>> {
     let mut out: Vec<Option<GpuTaskReport>> = vec![None; w.tasks.len()];
+    let undercounted: Vec<String> = w
+        .tasks
+        .iter()
+        .filter_map(|t| {
+            let g = t.gpu.as_ref()?;
+            let ops = g.operations(w.policy.chunk_size);
+            (g.interrupts < ops)
+                .then(|| format!("{} (eta {}, {ops} operations)", t.name, g.interrupts))
+        })
+        .collect();
+    if !undercounted.is_empty() && w.overheads != rtgpu_model::Overheads::zero() {
+        notes.push(format!(
+            "interrupts per job (eta) below the GPU operations per job for {}: `rtgpu simulate` \
+             and `rtgpu run` raise one completion interrupt per copy chunk, kernel and \
+             migration chunk, while this accounting charges the eta the file gives (seed 000 \
+             App. B); set `interrupts` to the operation count for a bound that covers them",
+            undercounted.join(", ")
+        ));
+    }
     let uses_vgpus = w
         .tasks
         .iter()

@@ -330,6 +330,26 @@ pub struct GpuPart {
     pub vgpu: Option<usize>,
 }
 
+impl GpuPart {
+    /// GPU operations of one job, each of which completes with an interrupt
+    /// in the simulator and the runtime: every copy chunk in and out (of
+    /// `chunk` bytes; whole copies without), every kernel, and every chunk
+    /// of a state migration (the worst case: the job migrates).
+    pub fn operations(&self, chunk: Option<Bytes>) -> u32 {
+        let pieces = |bytes: Bytes| -> u64 {
+            match chunk.filter(|&c| c > 0) {
+                Some(c) => bytes.div_ceil(c),
+                None => u64::from(bytes > 0),
+            }
+        };
+        let n = pieces(self.copy_in)
+            + self.kernels.len() as u64
+            + pieces(self.copy_out)
+            + pieces(self.state);
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+}
+
 impl Task {
     pub fn uses_gpu(&self) -> bool {
         self.gpu.is_some()
@@ -339,5 +359,33 @@ impl Task {
 impl Platform {
     pub fn total_cores(&self) -> u32 {
         self.clusters.iter().map(|c| c.cores).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operations_count_chunks_kernels_and_migration() {
+        let g = GpuPart {
+            copy_in: 5 << 20,
+            kernels: vec![1_000, 2_000],
+            copy_out: 1,
+            state: 4 << 20,
+            interrupts: 1,
+            vgpu: None,
+        };
+        // Whole copies: 1 in + 2 kernels + 1 out + 1 state.
+        assert_eq!(g.operations(None), 5);
+        // 2 MiB chunks: 3 in (5 MiB) + 2 + 1 out + 2 state.
+        assert_eq!(g.operations(Some(2 << 20)), 8);
+        let none = GpuPart {
+            copy_in: 0,
+            copy_out: 0,
+            state: 0,
+            ..g
+        };
+        assert_eq!(none.operations(Some(2 << 20)), 2, "kernels only");
     }
 }

@@ -110,9 +110,7 @@ fn random_workload(rng: &mut Rng, k: u64) -> Workload {
     // the drawn η of 1 the overhead accounting undercounted interrupts).
     for t in &mut tasks {
         if let Some(g) = t.gpu.as_mut() {
-            let n =
-                |bytes: u64| rtgpu_policy::engine_lock::chunks(bytes, chunk_size).count() as u32;
-            g.interrupts = n(g.copy_in) + g.kernels.len() as u32 + n(g.copy_out) + n(g.state);
+            g.interrupts = g.operations(chunk_size);
         }
     }
     Workload {

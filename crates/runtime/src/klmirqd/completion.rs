@@ -75,13 +75,12 @@ impl ServerConfig {
     /// kept within 10 us .. half the period. `None` when no task uses a GPU.
     pub fn for_workload(w: &rtgpu_model::Workload) -> Option<ServerConfig> {
         let chunk = w.policy.chunk_size;
-        let n = |c: u64| rtgpu_policy::engine_lock::chunks(c, chunk).count() as Nanos;
         let gpu_tasks: Vec<(Nanos, Nanos)> = w
             .tasks
             .iter()
             .filter_map(|t| {
                 let g = t.gpu.as_ref()?;
-                let ops = n(g.copy_in) + g.kernels.len() as Nanos + n(g.copy_out) + n(g.state);
+                let ops = Nanos::from(g.operations(chunk));
                 Some((t.period.max(1), ops.max(Nanos::from(g.interrupts))))
             })
             .collect();
