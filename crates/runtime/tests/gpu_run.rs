@@ -30,28 +30,38 @@ period = "20 ms"
 gpu = { copy_in = "3 MiB", kernels = ["1 ms", "500 us"], copy_out = "1 MiB", state = "2 MiB" }
 "#;
 
-#[test]
-fn gpu_jobs_share_two_gpus_under_the_arbiter() {
-    let w = rtgpu_model::parse_workload(WORKLOAD, "gpu.toml").expect("valid");
-    // The deployment (cores, priorities) of the same tasks without their GPU
-    // part: this test is about the runtime, not the GPU-aware analysis.
+/// Runs `w` with the deployment (cores, priorities) the analysis plans for
+/// the same tasks without their GPU parts: these tests are about the
+/// runtime, not the GPU-aware analysis.
+fn run_planned_without_gpus(
+    w: &rtgpu_model::Workload,
+    duration: u64,
+    realtime: bool,
+    klmirqd: KlmirqdMode,
+) -> rtgpu_runtime::run::RunOutcome {
     let mut cpu_only = w.clone();
     for t in &mut cpu_only.tasks {
         t.gpu = None;
     }
     let (report, plan) = rtgpu_analysis::workload::analyze(&cpu_only);
-    let out = run(
-        &w,
+    run(
+        w,
         &report,
         &plan,
         &RunConfig {
-            duration: 300_000_000,
-            realtime: false,
+            duration,
+            realtime,
             backend: None,
-            klmirqd: KlmirqdMode::Dependent,
+            klmirqd,
         },
     )
-    .expect("runs");
+    .expect("runs")
+}
+
+#[test]
+fn gpu_jobs_share_two_gpus_under_the_arbiter() {
+    let w = rtgpu_model::parse_workload(WORKLOAD, "gpu.toml").expect("valid");
+    let out = run_planned_without_gpus(&w, 300_000_000, false, KlmirqdMode::Dependent);
     assert_eq!(out.backend.as_deref(), Some("emulated"));
     assert_eq!(out.jobs.len(), 4 * 15);
     for j in &out.jobs {
@@ -128,23 +138,7 @@ fn run_with(interrupts: &str, realtime: bool, mode: KlmirqdMode) -> rtgpu_runtim
         &format!("chunk_size = \"1 MiB\"\ninterrupts = {interrupts}"),
     );
     let w = rtgpu_model::parse_workload(&text, "gpu.toml").expect("valid");
-    let mut cpu_only = w.clone();
-    for t in &mut cpu_only.tasks {
-        t.gpu = None;
-    }
-    let (report, plan) = rtgpu_analysis::workload::analyze(&cpu_only);
-    run(
-        &w,
-        &report,
-        &plan,
-        &RunConfig {
-            duration: 100_000_000,
-            realtime,
-            backend: None,
-            klmirqd: mode,
-        },
-    )
-    .expect("runs")
+    run_planned_without_gpus(&w, 100_000_000, realtime, mode)
 }
 
 #[test]
@@ -236,23 +230,7 @@ gpu = { kernels = ["1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms", "1 ms
 "#;
     let text = text.replace("POLICY", policy);
     let w = rtgpu_model::parse_workload(&text, "band.toml").expect("valid");
-    let mut cpu_only = w.clone();
-    for t in &mut cpu_only.tasks {
-        t.gpu = None;
-    }
-    let (report, plan) = rtgpu_analysis::workload::analyze(&cpu_only);
-    let out = run(
-        &w,
-        &report,
-        &plan,
-        &RunConfig {
-            duration: 500_000_000,
-            realtime: false,
-            backend: None,
-            klmirqd: KlmirqdMode::Dependent,
-        },
-    )
-    .expect("runs");
+    let out = run_planned_without_gpus(&w, 500_000_000, false, KlmirqdMode::Dependent);
     let share = |name: &str| {
         out.vgpus
             .iter()
