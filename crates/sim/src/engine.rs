@@ -261,6 +261,33 @@ fn chunk_times(bytes: u64, chunk: Option<u64>, bw: u64) -> impl Iterator<Item = 
     })
 }
 
+/// One copy of `bytes` as a job's operations: a copy op per chunk, on
+/// `bus` and `engine`, each under `locks` (lock ids, how many of them).
+#[allow(clippy::too_many_arguments)]
+fn push_copies(
+    ops: &mut Vec<Op>,
+    bytes: u64,
+    chunk: Option<u64>,
+    bw: u64,
+    bus: u32,
+    kind: SpanKind,
+    engine: u32,
+    (locks, nlocks): ([usize; 2], u8),
+) {
+    for work in chunk_times(bytes, chunk, bw) {
+        ops.push(Op {
+            kind: OpKind::Copy {
+                work,
+                bus,
+                kind,
+                engine,
+            },
+            locks,
+            nlocks,
+        });
+    }
+}
+
 /// Utilization buckets of `size` ns, remembering the last bucket looked up
 /// (most busy intervals start in the bucket of the one before).
 struct Buckets {
@@ -1050,6 +1077,11 @@ impl Engine {
         let links = s.gpus[g].link as u32;
         let down = |link: u32| link * 2;
         let up = |link: u32| link * 2 + 1;
+        // Engine tracks: exec, copy-in, copy-out (the copy-in engine on a
+        // GPU with one copy engine).
+        let in_engine = |gpu: usize| (gpu * 3 + 1) as u32;
+        let out_engine =
+            |gpu: usize| (gpu * 3 + if s.gpus[gpu].copy_engines >= 2 { 2 } else { 1 }) as u32;
         let locks = &self.locks;
         let j = &mut self.jobs[iu];
         j.has_token = token;
@@ -1093,18 +1125,16 @@ impl Engine {
                 } else {
                     (one(0), 0)
                 };
-                for c in chunk_times(gt.state, chunk, bw.peer) {
-                    j.ops.push(Op {
-                        kind: OpKind::Copy {
-                            work: c,
-                            bus: down(links),
-                            kind: SpanKind::Migrate,
-                            engine: (g * 3 + 1) as u32,
-                        },
-                        locks: l,
-                        nlocks: n,
-                    });
-                }
+                push_copies(
+                    &mut j.ops,
+                    gt.state,
+                    chunk,
+                    bw.peer,
+                    down(links),
+                    SpanKind::Migrate,
+                    in_engine(g),
+                    (l, n),
+                );
             } else {
                 // Through system memory: out of the old GPU, into the new.
                 // The k-FMLP (seed 000) treats a GPU as one resource held by
@@ -1117,48 +1147,41 @@ impl Engine {
                 let src = if staged { g } else { p };
                 let plink = s.gpus[src].link as u32;
                 let (l, n) = lock_or_none(locks.lock_id(src, Eng::CopyOut));
-                for c in chunk_times(gt.state, chunk, bw.device_to_host) {
-                    j.ops.push(Op {
-                        kind: OpKind::Copy {
-                            work: c,
-                            bus: up(plink),
-                            kind: SpanKind::Migrate,
-                            engine: (src * 3 + if s.gpus[src].copy_engines >= 2 { 2 } else { 1 })
-                                as u32,
-                        },
-                        locks: l,
-                        nlocks: n,
-                    });
-                }
+                push_copies(
+                    &mut j.ops,
+                    gt.state,
+                    chunk,
+                    bw.device_to_host,
+                    up(plink),
+                    SpanKind::Migrate,
+                    out_engine(src),
+                    (l, n),
+                );
                 let (l, n) = lock_or_none(locks.lock_id(g, Eng::CopyIn));
-                for c in chunk_times(gt.state, chunk, bw.host_to_device) {
-                    j.ops.push(Op {
-                        kind: OpKind::Copy {
-                            work: c,
-                            bus: down(links),
-                            kind: SpanKind::Migrate,
-                            engine: (g * 3 + 1) as u32,
-                        },
-                        locks: l,
-                        nlocks: n,
-                    });
-                }
+                push_copies(
+                    &mut j.ops,
+                    gt.state,
+                    chunk,
+                    bw.host_to_device,
+                    down(links),
+                    SpanKind::Migrate,
+                    in_engine(g),
+                    (l, n),
+                );
             }
         }
         j.distance = distance;
         let (l, n) = lock_or_none(locks.lock_id(g, Eng::CopyIn));
-        for c in chunk_times(gt.copy_in, chunk, bw.host_to_device) {
-            j.ops.push(Op {
-                kind: OpKind::Copy {
-                    work: c,
-                    bus: down(links),
-                    kind: SpanKind::CopyIn,
-                    engine: (g * 3 + 1) as u32,
-                },
-                locks: l,
-                nlocks: n,
-            });
-        }
+        push_copies(
+            &mut j.ops,
+            gt.copy_in,
+            chunk,
+            bw.host_to_device,
+            down(links),
+            SpanKind::CopyIn,
+            in_engine(g),
+            (l, n),
+        );
         let nk = gt.kernels.len();
         let exec = locks.lock_id(g, Eng::Exec);
         for (k, &time) in gt.kernels.iter().enumerate() {
@@ -1178,20 +1201,17 @@ impl Engine {
                 nlocks: n,
             });
         }
-        let out_engine = (g * 3 + if s.gpus[g].copy_engines >= 2 { 2 } else { 1 }) as u32;
         let (l, n) = lock_or_none(locks.lock_id(g, Eng::CopyOut));
-        for c in chunk_times(gt.copy_out, chunk, bw.device_to_host) {
-            j.ops.push(Op {
-                kind: OpKind::Copy {
-                    work: c,
-                    bus: up(links),
-                    kind: SpanKind::CopyOut,
-                    engine: out_engine,
-                },
-                locks: l,
-                nlocks: n,
-            });
-        }
+        push_copies(
+            &mut j.ops,
+            gt.copy_out,
+            chunk,
+            bw.device_to_host,
+            up(links),
+            SpanKind::CopyOut,
+            out_engine(g),
+            (l, n),
+        );
         self.advance(i);
     }
 
