@@ -485,10 +485,15 @@ pub fn run(
         handles.push(h);
     }
     // 20 ms for every thread to reach its first sleep.
-    start_at.store(
-        monotonic_now() + 20_000_000,
-        std::sync::atomic::Ordering::SeqCst,
-    );
+    let t0 = monotonic_now() + 20_000_000;
+    start_at.store(t0, std::sync::atomic::Ordering::SeqCst);
+    for gate in clusters
+        .iter()
+        .flatten()
+        .flat_map(|c| c.vgpus.iter().flatten())
+    {
+        gate.set_window(t0, t0 + config.duration);
+    }
     barrier.wait();
 
     let mut jobs = Vec::new();
@@ -535,12 +540,7 @@ pub fn run(
         ));
     }
 
-    let vgpus = vgpu_shares(
-        workload,
-        &clusters,
-        start_at.load(std::sync::atomic::Ordering::SeqCst),
-        config.duration,
-    );
+    let vgpus = vgpu_shares(workload, &clusters, config.duration);
     for v in &vgpus {
         notes.push(format!(
             "vGPU {}: reserved {:.1}% of its GPU, its kernels used {:.1}% of it while jobs \
@@ -727,12 +727,12 @@ pub struct VgpuShare {
 }
 
 /// Per vGPU, the share of its GPU's time its kernels used in the release
-/// window [`t0`, `t0 + duration`) beside its reservation (seed 001 Fig.
-/// 10's check; after the window members run out of work one by one).
+/// window (the `duration` from the first release, set on the gates before
+/// it) beside its reservation (seed 001 Fig. 10's check; after the window
+/// members run out of work one by one).
 fn vgpu_shares(
     w: &Workload,
     clusters: &[Option<Arc<ClusterGpus>>],
-    t0: Nanos,
     duration: Nanos,
 ) -> Vec<VgpuShare> {
     let mut shares = Vec::new();
@@ -749,7 +749,7 @@ fn vgpu_shares(
             shares.push(VgpuShare {
                 name: vg.name.clone(),
                 reserved: budget as f64 / period.max(1) as f64,
-                used: gate.used_between(k, t0, t0 + duration) as f64 / duration.max(1) as f64,
+                used: gate.used_in_window(k) as f64 / duration.max(1) as f64,
             });
         }
     }

@@ -30,8 +30,10 @@ struct Inner {
     /// (launch, vGPU, dispatched at).
     running: Option<(JobId, usize, Nanos)>,
     next_launch: JobId,
-    /// Every completed kernel: (vGPU, dispatched at, completed at).
-    log: Vec<(usize, Nanos, Nanos)>,
+    /// The window whose engine time [`VgpuGate::used_in_window`] reports.
+    window: (Nanos, Nanos),
+    /// Per vGPU, its kernels' engine time inside `window`.
+    in_window: Vec<Nanos>,
 }
 
 impl Inner {
@@ -81,7 +83,8 @@ impl VgpuGate {
                 sched: VgpuScheduler::new(policy, &configs, monotonic_now()),
                 running: None,
                 next_launch: 0,
-                log: Vec::new(),
+                window: (0, Nanos::MAX),
+                in_window: vec![0; vgpus.len()],
             }),
             changed: Condvar::new(),
         }
@@ -134,15 +137,18 @@ impl VgpuGate {
         self.lock().sched.used(vgpu)
     }
 
-    /// Execution-engine time of local vGPU `vgpu`'s kernels inside
-    /// [`from`, `to`) (CLOCK_MONOTONIC).
-    pub fn used_between(&self, vgpu: usize, from: Nanos, to: Nanos) -> Nanos {
-        self.lock()
-            .log
-            .iter()
-            .filter(|k| k.0 == vgpu)
-            .map(|&(_, s, e)| e.min(to).saturating_sub(s.max(from)))
-            .sum()
+    /// Counts engine time from now on inside [`from`, `to`) only
+    /// (CLOCK_MONOTONIC): a run's release window.
+    pub fn set_window(&self, from: Nanos, to: Nanos) {
+        let mut st = self.lock();
+        st.window = (from, to);
+        st.in_window.iter_mut().for_each(|u| *u = 0);
+    }
+
+    /// Execution-engine time of local vGPU `vgpu`'s kernels inside the
+    /// window (all time without one).
+    pub fn used_in_window(&self, vgpu: usize) -> Nanos {
+        self.lock().in_window.get(vgpu).copied().unwrap_or(0)
     }
 }
 
@@ -152,7 +158,10 @@ impl Drop for Launched<'_> {
         let mut st = g.lock();
         let now = monotonic_now();
         if let Some((_, v, since)) = st.running.take() {
-            st.log.push((v, since, now));
+            let (from, to) = st.window;
+            if let Some(u) = st.in_window.get_mut(v) {
+                *u += now.min(to).saturating_sub(since.max(from));
+            }
         }
         let d = st.sched.complete(now);
         st.dispatch(d, now);
