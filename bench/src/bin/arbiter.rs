@@ -115,7 +115,7 @@ fn contended_arbiter(
         Arc::new(move || AnyClient::connect(&sock, 50).expect("connect to the daemon"))
     } else {
         let arb = Arc::clone(&arb);
-        Arc::new(move || AnyClient::local(&arb, 1, 50).expect("register"))
+        Arc::new(move || AnyClient::local(&arb, 50).expect("register"))
     };
     let stamp = Arc::new(AtomicU64::new(0));
     let turn = Arc::new(AtomicU32::new(0));

@@ -19,11 +19,11 @@ use std::ffi::{c_char, c_int, c_uint, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use rtgpu_runtime::arbiter::{self, Arbiter, ArbiterConfig, Engine, TokenConfig, ALLOCATORS};
+use rtgpu_runtime::arbiter::{Arbiter, ArbiterConfig, Engine};
 use rtgpu_runtime::client::{AnyClient, AnyLock, AnyToken};
 
 /// `rtgpu_arbiter` in C.
-pub struct rtgpu_arbiter(Arc<Arbiter>, usize);
+pub struct rtgpu_arbiter(Arc<Arbiter>);
 /// `rtgpu_client` in C.
 pub struct rtgpu_client(AnyClient);
 /// `rtgpu_token` in C.
@@ -86,36 +86,17 @@ pub unsafe extern "C" fn rtgpu_arbiter_new(
                 .to_string_lossy()
                 .into_owned()
         };
-        let (rule, stealing) = arbiter::allocator(&name).ok_or_else(|| {
-            format!(
-                "unknown allocator {name:?}: expected one of {}",
-                ALLOCATORS.join(", ")
-            )
-        })?;
-        if gpus == 0 {
-            return Err("gpus must be at least 1".to_string());
-        }
-        if !(1..=2).contains(&copy_engines) {
-            return Err(format!("copy_engines must be 1 or 2, got {copy_engines}"));
-        }
-        if tokens_per_gpu == 0 {
-            return Err("tokens_per_gpu must be at least 1".to_string());
-        }
-        let gpus = gpus as usize;
-        let arbiter = Arbiter::new(&ArbiterConfig {
-            copy_engines: vec![copy_engines as u8; gpus],
-            tokens: TokenConfig {
-                gpus,
-                tokens_per_gpu: tokens_per_gpu as usize,
-                rule,
-                stealing,
-            },
-            distance: Vec::new(),
-            engine_locks: engine_locks != 0,
-            apply_priorities: true,
-            priors: Vec::new(),
-        });
-        Ok(Box::new(rtgpu_arbiter(arbiter, gpus)))
+        let config = ArbiterConfig::uniform(
+            gpus as usize,
+            u64::from(copy_engines),
+            tokens_per_gpu as usize,
+            &name,
+            engine_locks != 0,
+            true,
+        )
+        .map_err(|e| e.to_string())?;
+        let arbiter = Arbiter::new(&config);
+        Ok(Box::new(rtgpu_arbiter(arbiter)))
     })
 }
 
@@ -137,7 +118,7 @@ pub unsafe extern "C" fn rtgpu_register(
     guarded(|| {
         // SAFETY: a live handle per the contract.
         let a = unsafe { arbiter.as_ref() }.ok_or("arbiter is NULL")?;
-        let c = AnyClient::local(&a.0, a.1, fifo(fifo_priority)?).map_err(|e| e.to_string())?;
+        let c = AnyClient::local(&a.0, fifo(fifo_priority)?).map_err(|e| e.to_string())?;
         Ok(Box::new(rtgpu_client(c)))
     })
 }

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use rtgpu_runtime::arbiter::{ArbiterConfig, TokenConfig};
+use rtgpu_runtime::arbiter::ArbiterConfig;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -23,19 +23,22 @@ pub struct Options<'a> {
 }
 
 pub fn run(o: &Options) -> ExitCode {
-    let Some((rule, stealing)) = rtgpu_runtime::arbiter::allocator(o.allocator) else {
-        eprintln!(
-            "rtgpu: --allocator {:?}: expected one of {}",
-            o.allocator,
-            rtgpu_runtime::arbiter::ALLOCATORS.join(", ")
-        );
-        return ExitCode::from(2);
+    let mut config = match ArbiterConfig::uniform(
+        o.gpus,
+        u64::from(o.copy_engines),
+        o.tokens_per_gpu,
+        o.allocator,
+        o.engine_locks,
+        false,
+    ) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("rtgpu daemon: {e}");
+            return ExitCode::from(2);
+        }
     };
-    if o.gpus == 0 || !(1..=2).contains(&o.copy_engines) || o.tokens_per_gpu == 0 {
-        eprintln!("rtgpu: --gpus and --tokens-per-gpu must be at least 1, --copy-engines 1 or 2");
-        return ExitCode::from(2);
-    }
     let caps = rtgpu_runtime::os::probe_capabilities();
+    config.apply_priorities = caps.fifo;
     if let Some(why) = &caps.reason {
         println!("WARNING: priority inheritance cannot be applied to clients: {why}");
     }
@@ -44,19 +47,6 @@ pub fn run(o: &Options) -> ExitCode {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     }
-    let config = ArbiterConfig {
-        copy_engines: vec![o.copy_engines; o.gpus],
-        tokens: TokenConfig {
-            gpus: o.gpus,
-            tokens_per_gpu: o.tokens_per_gpu,
-            rule,
-            stealing,
-        },
-        distance: Vec::new(),
-        engine_locks: o.engine_locks,
-        apply_priorities: caps.fifo,
-        priors: Vec::new(),
-    };
     println!(
         "rtgpu daemon on {}: {} GPU(s), {} token(s) each, {} allocator; Ctrl-C to stop",
         o.socket.display(),

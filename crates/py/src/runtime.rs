@@ -31,10 +31,10 @@ use pyo3::types::PyTuple;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
-use rtgpu_runtime::arbiter::{Arbiter, ArbiterConfig, Engine, EventKind, TokenConfig};
+use rtgpu_runtime::arbiter::{Arbiter, ArbiterConfig, Engine, EventKind};
 use rtgpu_runtime::client::{AnyClient, AnyLock, AnyToken};
 
-use crate::args::{bad_choice, value_error};
+use crate::args::value_error;
 
 fn runtime_error(e: impl std::fmt::Display) -> PyErr {
     PyRuntimeError::new_err(e.to_string())
@@ -54,30 +54,15 @@ fn arbiter_config(
     engine_locks: bool,
     inherit: bool,
 ) -> PyResult<ArbiterConfig> {
-    if gpus == 0 {
-        return Err(value_error("gpus must be at least 1"));
-    }
-    if !(1..=2).contains(&copy_engines) {
-        return Err(value_error("copy_engines must be 1 or 2"));
-    }
-    if tokens_per_gpu == 0 {
-        return Err(value_error("tokens_per_gpu must be at least 1"));
-    }
-    let (rule, stealing) = rtgpu_runtime::arbiter::allocator(allocator)
-        .ok_or_else(|| bad_choice("allocator", allocator, &rtgpu_runtime::arbiter::ALLOCATORS))?;
-    Ok(ArbiterConfig {
-        copy_engines: vec![copy_engines; gpus],
-        tokens: TokenConfig {
-            gpus,
-            tokens_per_gpu,
-            rule,
-            stealing,
-        },
-        distance: Vec::new(),
+    ArbiterConfig::uniform(
+        gpus,
+        u64::from(copy_engines),
+        tokens_per_gpu,
+        allocator,
         engine_locks,
-        apply_priorities: inherit,
-        priors: Vec::new(),
-    })
+        inherit,
+    )
+    .map_err(|e| value_error(e.to_string()))
 }
 
 fn fifo(priority: u8) -> PyResult<u8> {
@@ -92,7 +77,6 @@ fn fifo(priority: u8) -> PyResult<u8> {
 #[pyclass(frozen, module = "rtgpu.runtime", name = "Arbiter")]
 pub(crate) struct PyArbiter {
     inner: Arc<Arbiter>,
-    gpus: usize,
 }
 
 #[pymethods]
@@ -117,7 +101,6 @@ impl PyArbiter {
         )?;
         Ok(PyArbiter {
             inner: Arbiter::new(&config),
-            gpus,
         })
     }
 
@@ -125,7 +108,7 @@ impl PyArbiter {
     /// the priority it inherits from and is restored to.
     #[pyo3(signature = (priority=50))]
     fn register(&self, priority: u8) -> PyResult<PyClient> {
-        let c = AnyClient::local(&self.inner, self.gpus, fifo(priority)?).map_err(runtime_error)?;
+        let c = AnyClient::local(&self.inner, fifo(priority)?).map_err(runtime_error)?;
         Ok(PyClient { inner: c })
     }
 
@@ -157,7 +140,7 @@ impl PyArbiter {
     }
 
     fn __repr__(&self) -> String {
-        format!("Arbiter(gpus={})", self.gpus)
+        format!("Arbiter(gpus={})", self.inner.gpus())
     }
 }
 

@@ -52,6 +52,61 @@ pub struct ArbiterConfig {
     pub priors: Vec<[Nanos; 4]>,
 }
 
+/// Why the settings of an arbiter for the client APIs (Python, C,
+/// `rtgpu daemon`) are refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    #[error("unknown allocator {0:?}: expected one of {expected}", expected = ALLOCATORS.join(", "))]
+    Allocator(String),
+    #[error("gpus must be at least 1")]
+    NoGpus,
+    #[error("copy_engines must be 1 or 2, got {0}")]
+    CopyEngines(u64),
+    #[error("tokens_per_gpu must be at least 1")]
+    NoTokens,
+}
+
+impl ArbiterConfig {
+    /// The arbiter of the client APIs: `gpus` alike GPUs with
+    /// `copy_engines` each, `tokens_per_gpu` tokens (ρ) per GPU, the
+    /// allocator named (one of [`ALLOCATORS`]), no topology or priors.
+    pub fn uniform(
+        gpus: usize,
+        copy_engines: u64,
+        tokens_per_gpu: usize,
+        allocator_name: &str,
+        engine_locks: bool,
+        apply_priorities: bool,
+    ) -> Result<ArbiterConfig, SettingsError> {
+        let (rule, stealing) = allocator(allocator_name)
+            .ok_or_else(|| SettingsError::Allocator(allocator_name.to_string()))?;
+        if gpus == 0 {
+            return Err(SettingsError::NoGpus);
+        }
+        let copies = match copy_engines {
+            1 => 1,
+            2 => 2,
+            other => return Err(SettingsError::CopyEngines(other)),
+        };
+        if tokens_per_gpu == 0 {
+            return Err(SettingsError::NoTokens);
+        }
+        Ok(ArbiterConfig {
+            copy_engines: vec![copies; gpus],
+            tokens: TokenConfig {
+                gpus,
+                tokens_per_gpu,
+                rule,
+                stealing,
+            },
+            distance: Vec::new(),
+            engine_locks,
+            apply_priorities,
+            priors: Vec::new(),
+        })
+    }
+}
+
 /// One recorded hand-off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Event {
@@ -110,6 +165,7 @@ pub struct Arbiter {
     state: Mutex<State>,
     engine_locks: bool,
     apply_priorities: bool,
+    gpus: usize,
 }
 
 /// Why an arbiter call failed.
@@ -182,7 +238,13 @@ impl Arbiter {
             }),
             engine_locks: config.engine_locks,
             apply_priorities: config.apply_priorities,
+            gpus,
         })
+    }
+
+    /// The number of GPUs it arbitrates.
+    pub fn gpus(&self) -> usize {
+        self.gpus
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, State>, ArbiterError> {
@@ -683,5 +745,41 @@ impl Drop for EngineGuard {
         });
         Arbiter::wake_lock_grants(&mut st, &grants, self.lock, now);
         a.update_priorities(&mut st);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_api_settings_are_checked_in_one_place() {
+        let c = ArbiterConfig::uniform(2, 1, 3, "k-fmlp", true, false).expect("valid");
+        assert_eq!(c.copy_engines, vec![1, 1]);
+        assert_eq!(c.tokens.tokens_per_gpu, 3);
+        assert_eq!(c.tokens.rule, QueueRule::LAware);
+        assert!(c.tokens.stealing);
+        let err = |r: Result<ArbiterConfig, SettingsError>| r.expect_err("refused");
+        assert_eq!(
+            err(ArbiterConfig::uniform(1, 2, 1, "round-robin", true, true)),
+            SettingsError::Allocator("round-robin".into())
+        );
+        let e = err(ArbiterConfig::uniform(1, 2, 1, "rr", true, true)).to_string();
+        assert!(
+            e.contains("expected one of gpusync, shortest-queue, k-fmlp, static"),
+            "{e}"
+        );
+        assert_eq!(
+            err(ArbiterConfig::uniform(0, 2, 1, "gpusync", true, true)),
+            SettingsError::NoGpus
+        );
+        assert_eq!(
+            err(ArbiterConfig::uniform(1, 3, 1, "gpusync", true, true)),
+            SettingsError::CopyEngines(3)
+        );
+        assert_eq!(
+            err(ArbiterConfig::uniform(1, 2, 0, "gpusync", true, true)),
+            SettingsError::NoTokens
+        );
     }
 }

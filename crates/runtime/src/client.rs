@@ -55,10 +55,10 @@ pub enum AnyLock {
 impl AnyClient {
     /// Registers the calling thread with `arbiter` at base SCHED_FIFO
     /// priority `fifo`.
-    pub fn local(arbiter: &Arc<Arbiter>, gpus: usize, fifo: u8) -> Result<AnyClient, ClientError> {
+    pub fn local(arbiter: &Arc<Arbiter>, fifo: u8) -> Result<AnyClient, ClientError> {
         Ok(AnyClient::Local {
             client: arbiter.register(fifo)?,
-            gpus,
+            gpus: arbiter.gpus(),
         })
     }
 
@@ -258,8 +258,8 @@ mod tests {
     #[test]
     fn in_process_mode() {
         let arb = Arbiter::new(&config(2));
-        let a = AnyClient::local(&arb, 2, 10).expect("register a");
-        let b = AnyClient::local(&arb, 2, 20).expect("register b");
+        let a = AnyClient::local(&arb, 10).expect("register a");
+        let b = AnyClient::local(&arb, 20).expect("register b");
         exercise(a, b);
     }
 
