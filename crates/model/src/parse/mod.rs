@@ -35,34 +35,32 @@ const MAX_TASKS: usize = 100_000;
 pub(crate) const DEFAULT_SINGLE_CLUSTER: &str = "node0";
 
 pub(crate) fn parse(text: &str, file: &str) -> Result<Workload, Vec<Diagnostic>> {
-    let mut cx = Cx {
-        file,
-        lines: LineIndex::new(text),
-        errors: Vec::new(),
-    };
-    let (root, syntax_errors) = DeTable::parse_recoverable(text);
-    if !syntax_errors.is_empty() {
-        for e in &syntax_errors {
-            let start = e.span().map_or(0, |s| s.start);
-            cx.error(start, "", format!("invalid TOML: {}", e.message()));
-        }
-        return Err(cx.finish());
-    }
-    let root = Tbl {
-        table: root.get_ref(),
-        start: 0,
-        path: String::new(),
-    };
-    let workload = parse_root(&mut cx, &root, file);
-    match workload {
-        Some(w) if cx.errors.is_empty() => Ok(w),
-        _ => Err(cx.finish()),
-    }
+    parse_with(text, file, |cx, root| parse_root(cx, root, file))
 }
 
 /// An overheads file: only an `[overheads]` table (what `rtgpu latency
 /// report --export-overheads` writes), checked like a workload's.
 pub(crate) fn parse_overheads_file(text: &str, file: &str) -> Result<Overheads, Vec<Diagnostic>> {
+    parse_with(text, file, |cx, root| {
+        let only = schema::ROOT
+            .iter()
+            .filter(|k| k.name == "overheads")
+            .cloned()
+            .collect::<Vec<_>>();
+        root.check_keys(cx, &only);
+        let v = root.required(cx, "overheads", ": add an [overheads] table")?;
+        read_table(cx, v, "overheads".into(), schema::OVERHEADS).map(|t| parse_overheads(cx, &t))
+    })
+}
+
+/// Parses `text` as TOML (every syntax error reported, with its position)
+/// and reads its root table with `read`; the result stands only if no
+/// error was reported.
+fn parse_with<T>(
+    text: &str,
+    file: &str,
+    read: impl FnOnce(&mut Cx, &Tbl) -> Option<T>,
+) -> Result<T, Vec<Diagnostic>> {
     let mut cx = Cx {
         file,
         lines: LineIndex::new(text),
@@ -81,19 +79,8 @@ pub(crate) fn parse_overheads_file(text: &str, file: &str) -> Result<Overheads, 
         start: 0,
         path: String::new(),
     };
-    let only = schema::ROOT
-        .iter()
-        .filter(|k| k.name == "overheads")
-        .cloned()
-        .collect::<Vec<_>>();
-    root.check_keys(&mut cx, &only);
-    let overheads = match root.required(&mut cx, "overheads", ": add an [overheads] table") {
-        Some(v) => read_table(&mut cx, v, "overheads".into(), schema::OVERHEADS)
-            .map(|t| parse_overheads(&mut cx, &t)),
-        None => None,
-    };
-    match overheads {
-        Some(o) if cx.errors.is_empty() => Ok(o),
+    match read(&mut cx, &root) {
+        Some(v) if cx.errors.is_empty() => Ok(v),
         _ => Err(cx.finish()),
     }
 }
