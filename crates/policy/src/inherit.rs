@@ -55,35 +55,47 @@ mod tests {
     use crate::predictor::CostPredictor;
     use crate::token::{Config, QueueRule, Request};
 
-    #[test]
-    fn token_inheritance_propagates_to_engine_holder() {
-        // One GPU, rho = 2: jobs 1 and 2 hold tokens, job 3 waits for a
-        // token behind job 2; job 1 holds the execution engine, job 2 waits
-        // for it. Job 1 must run at job 3's priority.
-        let mut t = TokenAllocator::new(
+    /// One GPU with two tokens (rho = 2) under `rule`.
+    fn two_tokens(rule: QueueRule) -> TokenAllocator {
+        TokenAllocator::new(
             Config {
                 gpus: 1,
                 tokens_per_gpu: 2,
-                rule: QueueRule::ShortestQueue,
+                rule,
                 stealing: true,
             },
             Vec::new(),
             CostPredictor::default(),
-        );
-        let base = |j: JobId| match j {
+        )
+    }
+
+    /// Base priorities of the scenarios: 3 is the most urgent.
+    fn base(j: JobId) -> Prio {
+        match j {
             1 => 90,
             2 => 80,
             3 => 5,
             _ => 99,
-        };
-        let r = |job| Request {
+        }
+    }
+
+    fn r(job: JobId) -> Request {
+        Request {
             job,
             task: 0,
             prio: base(job),
             hold: 10,
             last_gpu: None,
             static_gpu: 0,
-        };
+        }
+    }
+
+    #[test]
+    fn token_inheritance_propagates_to_engine_holder() {
+        // One GPU, rho = 2: jobs 1 and 2 hold tokens, job 3 waits for a
+        // token behind job 2; job 1 holds the execution engine, job 2 waits
+        // for it. Job 1 must run at job 3's priority.
+        let mut t = two_tokens(QueueRule::ShortestQueue);
         t.request(&r(1), 0);
         t.request(&r(2), 0);
         t.request(&r(3), 0); // queue of token 0 (job 1) on the tie
@@ -99,30 +111,7 @@ mod tests {
 
     #[test]
     fn engine_holder_inherits_waiters_token_inheritance() {
-        let mut t = TokenAllocator::new(
-            Config {
-                gpus: 1,
-                tokens_per_gpu: 2,
-                rule: QueueRule::LOblivious { max_hold: 1 },
-                stealing: true,
-            },
-            Vec::new(),
-            CostPredictor::default(),
-        );
-        let base = |j: JobId| match j {
-            1 => 90,
-            2 => 80,
-            3 => 5,
-            _ => 99,
-        };
-        let r = |job| Request {
-            job,
-            task: 0,
-            prio: base(job),
-            hold: 10,
-            last_gpu: None,
-            static_gpu: 0,
-        };
+        let mut t = two_tokens(QueueRule::LOblivious { max_hold: 1 });
         t.request(&r(1), 0); // token 0
         t.request(&r(2), 0); // token 1
                              // Put job 3 behind job 2 explicitly: make token 0's queue longer.
