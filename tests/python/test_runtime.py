@@ -169,6 +169,7 @@ def test_processes_share_a_gpu_through_the_daemon(tmp_path: Path, spin_cpu: int 
     assert stats["token_grants"] == 90
     assert stats["lock_grants"] == 90
     assert stats["crashed_clients"] == 0
+    assert stats["apply_errors"] == 0, "inherit=False applies nothing"
 
 
 def test_a_killed_process_loses_its_token_at_once(tmp_path: Path) -> None:

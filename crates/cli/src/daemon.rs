@@ -67,6 +67,13 @@ pub fn run(o: &Options) -> ExitCode {
                  {} token and {} engine-lock grants",
                 s.clients, s.crashed_clients, s.token_grants, s.lock_grants
             );
+            if s.apply_errors > 0 {
+                println!(
+                    "WARNING: {} inherited priorities could not be applied to client threads \
+                     (no privilege to change other processes' scheduling)",
+                    s.apply_errors
+                );
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -390,7 +390,8 @@ impl PyDaemon {
     }
 
     /// Stops serving; returns the run's statistics as a dict (clients,
-    /// crashed_clients, token_grants, lock_grants).
+    /// crashed_clients, token_grants, lock_grants, apply_errors: inherited
+    /// priorities the OS refused to apply).
     fn stop(&mut self, py: Python<'_>) -> PyResult<std::collections::HashMap<&'static str, u64>> {
         let (flag, thread) = self
             .running
@@ -406,6 +407,7 @@ impl PyDaemon {
             ("crashed_clients", s.crashed_clients),
             ("token_grants", s.token_grants),
             ("lock_grants", s.lock_grants),
+            ("apply_errors", s.apply_errors),
         ]
         .into_iter()
         .collect())

@@ -135,6 +135,8 @@ struct Core {
     jobs: HashMap<JobId, Job>,
     next_job: JobId,
     apply_priorities: bool,
+    /// Priority changes the OS refused.
+    apply_errors: u64,
 }
 
 /// Statistics of a daemon run, returned when it stops.
@@ -144,6 +146,8 @@ pub struct DaemonStats {
     pub crashed_clients: u64,
     pub token_grants: u64,
     pub lock_grants: u64,
+    /// Inherited priorities the OS refused to apply to client threads.
+    pub apply_errors: u64,
 }
 
 /// How the daemon waits for requests.
@@ -206,6 +210,7 @@ fn serve_listener(
         jobs: HashMap::new(),
         next_job: 0,
         apply_priorities: config.apply_priorities,
+        apply_errors: 0,
     };
     let mut conns: Vec<Option<Conn>> = Vec::new();
     let mut stats = DaemonStats::default();
@@ -310,6 +315,7 @@ fn serve_listener(
             }
         }
     }
+    stats.apply_errors = core.apply_errors;
     Ok(stats)
 }
 
@@ -500,7 +506,9 @@ fn update_priorities(core: &mut Core) {
         if core.apply_priorities {
             let own = x.own_policy.unwrap_or(SchedPolicy::Other { nice: 0 });
             let policy = inherited_policy(eff, x.base, own);
-            let _ = os::set_sched_policy(x.tid, policy);
+            if os::set_sched_policy(x.tid, policy).is_err() {
+                core.apply_errors += 1;
+            }
         }
     }
 }
