@@ -31,6 +31,7 @@ use std::collections::VecDeque;
 use rtgpu_analysis::generate::Rng;
 use rtgpu_model::{GpuAllocator, InterruptHandling, PeerLocking};
 use rtgpu_policy::engine_lock::{chunks, copy_time, Engine as Eng, EngineLocks, LockGrant, ReqId};
+use rtgpu_policy::inherit::effective_priority;
 use rtgpu_policy::interrupt::{self, BottomHalf, Handling};
 use rtgpu_policy::predictor::CostPredictor;
 use rtgpu_policy::token::{self, Decision, QueueRule, TokenAllocator};
@@ -1226,6 +1227,10 @@ impl Engine {
             self.req_owner.resize(r + 1, 0);
         }
         self.req_owner[r] = i;
+        if !ok {
+            // A new waiter: the holders may inherit its priority.
+            self.refresh_irq_keys();
+        }
         (r, ok)
     }
 
@@ -1458,15 +1463,21 @@ impl Engine {
 
     // ---------------------------------------------------------------- interrupts
 
+    /// The owner's effective priority: its own, or the most urgent it
+    /// inherits through its token queue and the engine locks it holds (the
+    /// policy core's rule, seed 000 R2 / seed 004 §4.2, the same the
+    /// runtime's arbiter applies).
     fn owner_key(&self, i: u32) -> u64 {
         let iu = i as usize;
-        let mut k = self.threads[iu].key;
-        if let Some(gt) = self.s.tasks[iu].gpu.as_ref() {
-            if let Some(p) = self.allocators[gt.group].inherited(i) {
-                k = k.min(p);
-            }
+        match self.s.tasks[iu].gpu.as_ref() {
+            Some(gt) => effective_priority(
+                i as JobId,
+                &|j: JobId| self.threads[j as usize].key,
+                &self.allocators[gt.group],
+                &self.locks,
+            ),
+            None => self.threads[iu].key,
         }
-        k
     }
 
     /// A GPU operation of job `i` completed: an interrupt on GPU `g`.
@@ -1689,6 +1700,7 @@ impl Engine {
             self.on_lock_granted(g);
         }
         self.grants = grants;
+        self.refresh_irq_keys();
     }
 
     fn finish_section(&mut self, i: u32) {
