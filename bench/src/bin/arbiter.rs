@@ -11,7 +11,8 @@
 //!    waiter asleep on another CPU; time from the release call to the
 //!    waiter's return, beside the same hand-off done with a raw futex (goal:
 //!    at most 1.2x the futex, p50); and the same hand-off through the
-//!    cross-process daemon (two wake-ups: releaser to daemon to waiter).
+//!    cross-process daemon (one wake-up: the releaser grants the successor
+//!    the daemon published in shared memory), sleeping or spinning.
 //! 3. Arbitration overhead per GPU job: 8 threads, each job copy-in,
 //!    a 1 ms kernel, copy-out on the emulated backend of one GPU (rho = 2,
 //!    engine locks): CPU time spent inside arbiter calls per job over the
@@ -421,11 +422,16 @@ fn main() {
         if ratio <= 1.2 { "met" } else { "MISSED" }
     );
     println!(
-        "   the same through the daemon (cross-process mode; releaser -> daemon -> waiter): p50 {:.2} us p99 {:.2} us; ratio to the futex p50 {:.2}x, p99 {:.2}x",
+        "   the same through the daemon (cross-process mode; the releaser grants the published successor): p50 {:.2} us p99 {:.2} us; ratio to the futex p50 {:.2}x, p99 {:.2}x (goal <= 1.2x: {})",
         d50 as f64 / 1e3,
         d99 as f64 / 1e3,
         d50 as f64 / f50.max(1) as f64,
         d99 as f64 / f99.max(1) as f64,
+        if d50 as f64 / f50.max(1) as f64 <= 1.2 {
+            "met"
+        } else {
+            "MISSED"
+        }
     );
     match (&mut ds, third) {
         (Some(s), Some(cpu)) => {

@@ -15,16 +15,16 @@ fn build_c_client(name: &str) -> PathBuf {
         .and_then(|d| d.parent())
         .expect("target/<profile>");
     let lib = profile_dir.join("librtgpu.so");
-    if !lib.exists() {
-        // `cargo test` builds the library only as an rlib for the tests;
-        // the shared library comes from a build (scripts/test.sh does one).
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "-p", "rtgpu-capi", "--lib"])
-            .current_dir(&manifest)
-            .status()
-            .expect("run cargo");
-        assert!(status.success(), "cargo build -p rtgpu-capi failed");
+    // `cargo test` builds the library only as an rlib for the tests; the
+    // shared library comes from a build, done here every time (a no-op when
+    // it is fresh: a stale one would speak an older daemon protocol).
+    let mut build = Command::new(env!("CARGO"));
+    build.args(["build", "--quiet", "-p", "rtgpu-capi", "--lib"]);
+    if !cfg!(debug_assertions) {
+        build.arg("--release");
     }
+    let status = build.current_dir(&manifest).status().expect("run cargo");
+    assert!(status.success(), "cargo build -p rtgpu-capi failed");
     assert!(lib.exists(), "{} was not built", lib.display());
     let out_dir = tempfile_dir();
     let bin = out_dir.join(name);

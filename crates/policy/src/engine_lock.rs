@@ -180,6 +180,45 @@ impl EngineLocks {
         }
     }
 
+    /// What [`Self::release`] of `req` would grant now, without changing
+    /// anything (appended to `out`). The cross-process daemon publishes it
+    /// so that a releasing client can hand a lock to its successor without
+    /// a round trip (docs/design/arbiter.md). Only the heads that `req`
+    /// leaves can change, and such a head is satisfied afterwards when it
+    /// heads all its queues once `req` is gone; new requests join at the
+    /// back and never change the answer, other releases can only satisfy
+    /// more, so the preview stays right until `req` or its successor
+    /// leaves.
+    pub fn grants_on_release(&self, req: ReqId, out: &mut Vec<LockGrant>) {
+        let Some(s) = self.slots.get(req).filter(|s| s.live) else {
+            return;
+        };
+        let heads_after = |n: ReqId, l: LockId| {
+            let q = &self.queues[l];
+            q.front() == Some(&n) || (q.front() == Some(&req) && q.get(1) == Some(&n))
+        };
+        for &l in s.locks() {
+            let q = &self.queues[l];
+            if q.front() != Some(&req) {
+                continue;
+            }
+            let Some(&next) = q.get(1) else {
+                continue;
+            };
+            if self.slots[next]
+                .locks()
+                .iter()
+                .all(|&m| heads_after(next, m))
+                && !out.iter().any(|g| g.req == next)
+            {
+                out.push(LockGrant {
+                    req: next,
+                    job: self.slots[next].job,
+                });
+            }
+        }
+    }
+
     /// The job holding `lock` (its request satisfied), if any.
     pub fn holder(&self, lock: LockId) -> Option<JobId> {
         let &head = self.queues.get(lock)?.front()?;
@@ -330,6 +369,44 @@ mod tests {
         let (r4, _) = l.request(4, 1, &[e]);
         assert!(r4 == r1 || r4 == r2);
         l.release(999, &mut out); // unknown: ignored
+    }
+
+    #[test]
+    fn the_release_preview_is_what_release_grants() {
+        // Random single and DGL requests and releases over 2 GPUs with one
+        // copy engine: before every release, the preview must equal the
+        // grants the release then makes.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let mut l = EngineLocks::new(&[1, 2]);
+        let ids: Vec<LockId> = (0..l.lock_count()).filter(|&i| i != 2).collect();
+        let mut live: Vec<ReqId> = Vec::new();
+        let (mut previews, mut nonempty) = (0, 0);
+        for step in 0..20_000u64 {
+            if live.len() < 3 || rnd(2) == 0 {
+                let a = ids[rnd(ids.len() as u64) as usize];
+                let b = ids[rnd(ids.len() as u64) as usize];
+                let locks: &[LockId] = if rnd(3) == 0 { &[a, b] } else { &[a] };
+                live.push(l.request(step as JobId, 1, locks).0);
+            } else {
+                let r = live.swap_remove(rnd(live.len() as u64) as usize);
+                let mut preview = Vec::new();
+                l.grants_on_release(r, &mut preview);
+                let mut granted = Vec::new();
+                l.release(r, &mut granted);
+                preview.sort_by_key(|g| g.req);
+                granted.sort_by_key(|g| g.req);
+                assert_eq!(preview, granted, "step {step}");
+                previews += 1;
+                nonempty += usize::from(!granted.is_empty());
+            }
+        }
+        assert!(previews > 5_000 && nonempty > 500, "{previews} {nonempty}");
     }
 
     #[test]

@@ -296,6 +296,17 @@ impl TokenAllocator {
         })
     }
 
+    /// The job [`Self::release`] by `job` would grant from its own queue
+    /// (R3's first case, FIFO), without changing anything; `None` when
+    /// `job` holds no token or its queue is empty (a steal then depends on
+    /// every queue and is decided at the release). New requests join at
+    /// the back, so the answer holds until `job` or its successor leaves;
+    /// the cross-process daemon publishes it for one-hop hand-offs.
+    pub fn successor(&self, job: JobId) -> Option<JobId> {
+        let q = &self.queues[self.held_by(job)?];
+        q.waiting.front().map(|e| e.job)
+    }
+
     /// `job` leaves the allocator, whatever its state (a client that died or
     /// gave up): a held token is released as by [`Self::release`] (its grant
     /// returned); a waiting request is removed from its queue.
@@ -441,6 +452,7 @@ mod tests {
         a.request(&req(4, 1, 10), 0); // q1
         a.request(&req(5, 0, 10), 0); // q0 behind 3
                                       // FIFO in q0, not priority order: 3 before 5.
+        assert_eq!(a.successor(1), Some(3));
         let g = a.release(1, 100);
         assert_eq!(
             g,
@@ -453,12 +465,16 @@ mod tests {
         );
         // q1 empties after 2 -> 4; when 4 releases, q1 is empty and the
         // highest-priority waiter (5, in q0) is stolen.
+        assert_eq!(a.successor(2), Some(4));
         assert_eq!(a.release(2, 100).map(|g| g.job), Some(4));
+        // A steal is decided at the release, never previewed.
+        assert_eq!(a.successor(4), None);
         let g = a.release(4, 110).expect("steal");
         assert_eq!((g.job, g.gpu, g.stolen), (5, 1, true));
         assert!(!a.is_waiting(5));
         assert_eq!(a.holder(1), Some(5));
         assert_eq!(a.release(42, 0), None);
+        assert_eq!(a.successor(42), None);
     }
 
     #[test]

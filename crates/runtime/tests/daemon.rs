@@ -150,12 +150,116 @@ fn two_hundred_random_kills_strand_nothing() {
         "most kills hit a client holding or waiting: {stats:?}"
     );
     assert!(sections > 10, "the observer kept using the GPU: {sections}");
+    assert!(
+        stats.direct_handoffs > 0,
+        "waiters got locks and tokens in one hop: {stats:?}"
+    );
+    assert_eq!(stats.handoff_mismatches, 0, "{stats:?}");
     // Four clients hold the exec engine at most 2 ms each between the
     // observer's turns; dead ones are skipped at once.
     assert!(
         worst < Duration::from_millis(500),
         "observer waited {worst:?}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A daemon in a process of its own (so that the test can freeze it).
+#[test]
+#[ignore = "run as a child process by the frozen-daemon test"]
+fn child_daemon() {
+    let sock = std::env::var("RTGPU_TEST_CHILD_SOCKET").expect("child mode needs its socket");
+    let never = std::sync::atomic::AtomicBool::new(false);
+    rtgpu_runtime::daemon::serve(
+        Path::new(&sock),
+        &config(),
+        rtgpu_runtime::daemon::Waiting::Sleep,
+        &never,
+    )
+    .expect("serve");
+}
+
+/// The one-hop hand-off needs no daemon: with the daemon stopped
+/// (SIGSTOP) after it published the waiter as the lock's successor, the
+/// holder's release still wakes the waiter with the lock. Once the daemon
+/// continues, it catches up and serves everyone again.
+#[test]
+fn a_lock_passes_to_its_published_successor_while_the_daemon_is_frozen() {
+    let dir = std::env::temp_dir().join(format!("rtgpu-frozen-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let sock = dir.join("rtgpud.sock");
+    /// Kills the daemon however the test ends (a failed assertion included).
+    struct Reap(Child);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            let pid = self.0.id() as libc::pid_t;
+            // SAFETY: signalling our own child (a stopped one must continue
+            // to die).
+            unsafe { libc::kill(pid, libc::SIGCONT) };
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let daemon = Reap(
+        Command::new(std::env::current_exe().expect("test binary"))
+            .args([
+                "--ignored",
+                "--exact",
+                "child_daemon",
+                "--test-threads=1",
+                "-q",
+            ])
+            .env("RTGPU_TEST_CHILD_SOCKET", &sock)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn the daemon"),
+    );
+    let t0 = Instant::now();
+    let mut a = loop {
+        match RemoteClient::connect(&sock, 10) {
+            Ok(c) => break c,
+            Err(e) => {
+                assert!(t0.elapsed() < Duration::from_secs(20), "daemon: {e}");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    };
+    a.token(1_000, 0, None, 0).expect("token a");
+    let held = a.lock(Engine::Exec).expect("lock a");
+    let s = sock.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let b = std::thread::spawn(move || {
+        let mut b = RemoteClient::connect(&s, 20).expect("b");
+        b.token(1_000, 1, None, 0).expect("token b");
+        tx.send(()).expect("queued");
+        let r = b.lock(Engine::Exec).expect("lock b");
+        tx.send(()).expect("granted");
+        (b, r)
+    });
+    rx.recv().expect("b has its token");
+    // Time for b's request to reach the daemon and the daemon to publish.
+    std::thread::sleep(Duration::from_millis(200));
+    let pid = daemon.0.id() as libc::pid_t;
+    // SAFETY: signalling our own child.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    std::thread::sleep(Duration::from_millis(50));
+    a.unlock(held).expect("unlock a");
+    let got = rx.recv_timeout(Duration::from_secs(2));
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    assert!(
+        got.is_ok(),
+        "b was not granted while the daemon was stopped"
+    );
+    let (mut b, r) = b.join().expect("b");
+    b.unlock(r).expect("unlock b");
+    b.release_token().expect("release b");
+    // The daemon caught up: a takes the lock again at once.
+    let r = a.lock(Engine::Exec).expect("lock a again");
+    a.unlock(r).expect("unlock");
+    a.release_token().expect("release a");
+    drop(daemon);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
