@@ -851,18 +851,18 @@ fn charge_inheritance_blocking(cx: &Cx, result: &mut partition::Partition) {
 ///   analysis covers the holder's delays: the holder inherits the waiter's
 ///   priority (k-FMLP R2, R²DGLP), so whenever the waiter is not
 ///   interfered by m higher-priority jobs (the only time BC's recurrence
-///   counts as its "execution" of b_i) the holder's bottom half runs. Under
-///   **P-FP** priorities are per core: the holder's core may run its own
-///   higher-priority tasks while the waiter's core is idle (workload 2585
-///   of the GPU soundness run: 4.4 ms of blocking against a 3.66 ms hold).
-///   With **ρ > 1** tokens per GPU the GPU's one klmirqd thread (seed 000
-///   §IV: one thread per GPU) handles the co-holders' bottom halves in
-///   FIFO order, each at *its* owner's priority, which inheritance does not
-///   raise: a holder's bottom half waits behind a co-holder's that a task
-///   of priority between the two preempts (workloads 1531 and 13111, C-FP).
-///   In both cases the stretch is charged to the hold of the task whose
-///   bottom half is preempted, so every blocking bound that sums holds
-///   (static queue, k-FMLP, GPUSync's THT_max) covers it.
+///   counts as its "execution" of b_i) the holder's bottom half runs; with
+///   ρ > 1 the GPU's thread runs at the highest effective priority among
+///   the GPU's token holders (`rtgpu run`, docs/seeds/000-klmirqd.md), so a
+///   co-holder's bottom half ahead of the holder's runs at least as urgently
+///   and the argument holds too. Under **P-FP** priorities are per core:
+///   the holder's core may run its own higher-priority tasks while the
+///   waiter's core is idle (workload 2585 of the GPU soundness run with
+///   overheads: 4.4 ms of blocking against a 3.66 ms hold). The stretch is
+///   charged to the hold of the task whose bottom half is preempted, so
+///   every blocking bound that sums holds (static queue, k-FMLP, GPUSync's
+///   THT_max) covers it, including a co-holder's bottom half queued ahead
+///   of another holder's.
 /// - **Bound.** A hold of unstretched length l is not progressing only
 ///   while one of its bottom halves is pending and every processor of its
 ///   owner's domain runs more urgent work: tasks of higher base priority
@@ -890,12 +890,11 @@ fn charge_inheritance_blocking(cx: &Cx, result: &mut partition::Partition) {
 /// - Top halves of other interrupts that land on the holder's core are not
 ///   added: each is charged whole (Δth + Δkrel) in every waiter's H_i
 ///   (seed 000 Eq. 11 counts every interrupt of the window on every CPU).
-/// - Not charged: SLIH (bottom halves run inline, not preemptible), fixed-
-///   priority interrupt threads (their accounting assumes the threads run
-///   above every GPU-using task), EDF schedulers (the tardiness test has
-///   no response-time windows to bound interferers with before its fixed
-///   point; with ρ > 1 this is an open gap, see docs/analyses.md) and vGPU
-///   members (no token holds).
+/// - Not charged: C-FP, G-FP, C-EDF and G-EDF (the waiter argument above;
+///   under EDF with the waiter's deadline inherited), SLIH (bottom halves
+///   run inline, not preemptible), fixed-priority interrupt threads (their
+///   accounting assumes the threads run above every GPU-using task) and
+///   vGPU members (no token holds).
 fn section_stretch(cx: &Cx, tasks: &[TaskReport]) -> Vec<Time> {
     let w = cx.w;
     let mut out = vec![0; tasks.len()];
@@ -912,12 +911,9 @@ fn section_stretch(cx: &Cx, tasks: &[TaskReport]) -> Vec<Time> {
     if irq_cost.iter().all(|&c| c == 0) {
         return out;
     }
-    let rho = w.policy.tokens_per_gpu.max(1);
-    let partitioned = match w.policy.cpu_scheduler {
-        CpuScheduler::PartitionedFp => true,
-        CpuScheduler::ClusteredFp | CpuScheduler::GlobalFp if rho > 1 => false,
-        _ => return out,
-    };
+    if w.policy.cpu_scheduler != CpuScheduler::PartitionedFp {
+        return out;
+    }
     let eta = |i: usize| w.tasks[i].gpu.as_ref().map_or(0, |g| g.interrupts) as u64;
     let mul = |a: u64, b: Time| (a as u128 * b as u128).min(Time::MAX as u128) as Time;
     // X_h: CPU demand of one job (inflated cost without GPU wait and GPU
@@ -954,59 +950,32 @@ fn section_stretch(cx: &Cx, tasks: &[TaskReport]) -> Vec<Time> {
                 .saturating_add(mul(eta(j), o.th.saturating_add(o.bh)))
         });
         let t = &w.tasks[j];
-        // (C, T, R) of every interferer, and m.
+        if tr.pieces.is_empty() {
+            continue;
+        }
+        // (C, T, R) of every interferer on the holder's cores (m = 1).
         let mut interferers: Vec<(Time, Time, Time)> = Vec::new();
-        let m;
-        if partitioned {
-            m = 1;
-            if tr.pieces.is_empty() {
-                continue;
-            }
-            for pj in &tr.pieces {
-                for (h, other) in tasks.iter().enumerate() {
-                    if h == j {
-                        continue;
-                    }
-                    for ph in other.pieces.iter().filter(|p| p.core == pj.core) {
-                        let c = if ph.priority < pj.priority {
-                            demand(h).map_or(ph.budget, |x| x.min(ph.budget))
-                        } else if other.uses_gpu {
-                            bottom_halves(h).min(ph.budget)
-                        } else {
-                            continue;
-                        };
-                        // The piece's RTA includes its jitter.
-                        let r = ph.response_time.unwrap_or(ph.deadline);
-                        interferers.push((c, w.tasks[h].period, r));
-                    }
-                }
-            }
-        } else {
-            m = tr.cores.len() as u32;
-            let (Some(cl), Some(pj)) = (tr.cores.first(), tr.priority) else {
-                continue;
-            };
+        for pj in &tr.pieces {
             for (h, other) in tasks.iter().enumerate() {
-                if h == j || other.cores.first() != Some(cl) {
+                if h == j {
                     continue;
                 }
-                let Some(ph) = other.priority else { continue };
-                let c = if ph < pj {
-                    match demand(h) {
-                        Some(x) => x,
-                        None => continue,
-                    }
-                } else if other.uses_gpu {
-                    bottom_halves(h)
-                } else {
-                    continue;
-                };
-                let r = other.response_time.unwrap_or(w.tasks[h].deadline);
-                interferers.push((c, w.tasks[h].period, r));
+                for ph in other.pieces.iter().filter(|p| p.core == pj.core) {
+                    let c = if ph.priority < pj.priority {
+                        demand(h).map_or(ph.budget, |x| x.min(ph.budget))
+                    } else if other.uses_gpu {
+                        bottom_halves(h).min(ph.budget)
+                    } else {
+                        continue;
+                    };
+                    // The piece's RTA includes its jitter.
+                    let r = ph.response_time.unwrap_or(ph.deadline);
+                    interferers.push((c, w.tasks[h].period, r));
+                }
             }
         }
         let cap = t.deadline.max(hold);
-        out[j] = match global_fp::interfered_completion(&interferers, hold, m, cap) {
+        out[j] = match global_fp::interfered_completion(&interferers, hold, 1, cap) {
             Some(l) => l - hold,
             None => Time::MAX,
         };
