@@ -111,6 +111,46 @@ pub fn gfp_response_times(tasks_in_priority_order: &[Task], m: u32) -> Vec<Optio
     out
 }
 
+/// The BC recurrence of [`gfp_response_times`] for a piece of `work` below
+/// interferers given as (C_i, T_i, R_i): the least L ≥ `work` with
+/// L = work + ⌊(1/m) Σ min(W_i(L), L − work + 1)⌋, if it is ≤ `cap`.
+///
+/// Used for how long a GPU holder's critical section can last when its
+/// bottom halves compete for m processors with higher-priority work
+/// (`crate::workload`): the same argument as BC's (while the work is not
+/// progressing, all m processors run interferers), with C_i the CPU
+/// demand of one job of τ_i and R_i a bound on its response. C_i above R_i
+/// is clamped to R_i (a job cannot run longer than it is pending);
+/// interferers with T_i = 0 or C_i = 0 are ignored.
+pub fn interfered_completion(
+    interferers: &[(Time, Time, Time)],
+    work: Time,
+    m: u32,
+    cap: Time,
+) -> Option<Time> {
+    if m == 0 || cap == 0 {
+        return None;
+    }
+    let hp: Vec<Interferer> = interferers
+        .iter()
+        .filter(|&&(c, t, _)| c > 0 && t > 0)
+        .map(|&(c, t, r)| Interferer {
+            c: c.min(r) as u128,
+            t: t as u128,
+            r: r as u128,
+        })
+        .collect();
+    let piece = Task {
+        id: 0,
+        wcet: work,
+        period: cap,
+        deadline: cap,
+        jitter: 0,
+        blocking: 0,
+    };
+    response_bound(&hp, &piece, m)
+}
+
 /// Whether every task meets its deadline by [`gfp_response_times`].
 pub fn gfp_schedulable(tasks_in_priority_order: &[Task], m: u32) -> bool {
     gfp_response_times(tasks_in_priority_order, m)

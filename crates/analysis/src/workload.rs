@@ -196,7 +196,6 @@ pub fn analyze(w: &Workload) -> (Report, Plan) {
         .iter()
         .map(|t| t.wcet as f64 / t.period as f64)
         .sum();
-    let mut tasks: Vec<TaskReport> = w.tasks.iter().map(task_report).collect();
     let clusters_report = |tasks: &[TaskReport]| -> Vec<ClusterReport> {
         w.platform
             .clusters
@@ -222,39 +221,75 @@ pub fn analyze(w: &Workload) -> (Report, Plan) {
         CpuScheduler::GlobalFp | CpuScheduler::GlobalEdf
     );
     let domains = gpu_domains(w, global);
-    let gpu = workload_gpu::analyze_gpus(w, &domains, &mut notes);
-    for (t, g) in tasks.iter_mut().zip(&gpu) {
-        if let Some(why) = g.as_ref().and_then(|g| g.unbounded_because.as_ref()) {
-            notes.push(format!("{}: GPU wait unbounded: {why}", t.name));
+    // GPU bounds, then the scheduler's test, with every GPU holder's hold
+    // stretched by what its bottom halves may wait for a CPU
+    // ([`section_stretch`]); under P-FP the stretch depends on the
+    // partition, which depends on the bounds: iterate until the partition
+    // analysed was analysed with stretches no smaller than its own.
+    let mut stretch: Vec<Time> = vec![0; w.tasks.len()];
+    let mut rounds = 0;
+    let (tasks, method, soft, cores) = loop {
+        rounds += 1;
+        let mut round_notes = Vec::new();
+        let gpu = workload_gpu::analyze_gpus(w, &domains, &stretch, &mut round_notes);
+        let mut tasks: Vec<TaskReport> = w.tasks.iter().map(task_report).collect();
+        for (t, g) in tasks.iter_mut().zip(&gpu) {
+            if let Some(why) = g.as_ref().and_then(|g| g.unbounded_because.as_ref()) {
+                round_notes.push(format!("{}: GPU wait unbounded: {why}", t.name));
+            }
+            t.gpu = g.clone();
         }
-        t.gpu = g.clone();
-    }
-    let cx = Cx {
-        w,
-        gpu: &gpu,
-        method: imethod,
-    };
-    notes.push(overhead_note(w, imethod));
-    let (method, soft, cores) = match w.policy.cpu_scheduler {
-        CpuScheduler::PartitionedFp => {
-            let (m, c) = analyze_pfp(&cx, &mut tasks, &mut notes);
-            (m, false, c)
+        let cx = Cx {
+            w,
+            gpu: &gpu,
+            method: imethod,
+        };
+        round_notes.push(overhead_note(w, imethod));
+        let (method, soft, cores) = match w.policy.cpu_scheduler {
+            CpuScheduler::PartitionedFp => {
+                let (m, c) = analyze_pfp(&cx, &mut tasks, &mut round_notes);
+                (m, false, c)
+            }
+            CpuScheduler::ClusteredFp | CpuScheduler::GlobalFp => {
+                let global = w.policy.cpu_scheduler == CpuScheduler::GlobalFp;
+                (
+                    analyze_gfp(&cx, global, &mut tasks, &mut round_notes),
+                    false,
+                    Vec::new(),
+                )
+            }
+            CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf => {
+                let global = w.policy.cpu_scheduler == CpuScheduler::GlobalEdf;
+                (
+                    analyze_edf(&cx, global, &mut tasks, &mut round_notes),
+                    true,
+                    Vec::new(),
+                )
+            }
+        };
+        let needed = section_stretch(&cx, &tasks);
+        if needed.iter().zip(&stretch).all(|(n, s)| n <= s) {
+            notes.append(&mut round_notes);
+            break (tasks, method, soft, cores);
         }
-        CpuScheduler::ClusteredFp | CpuScheduler::GlobalFp => {
-            let global = w.policy.cpu_scheduler == CpuScheduler::GlobalFp;
-            (
-                analyze_gfp(&cx, global, &mut tasks, &mut notes),
-                false,
-                Vec::new(),
-            )
+        if rounds >= MAX_STRETCH_ROUNDS {
+            notes.append(&mut round_notes);
+            notes.push(format!(
+                "the GPU hold stretches (bottom halves waiting for a CPU) and the partition did                  not settle within {MAX_STRETCH_ROUNDS} rounds; no task is reported as meeting                  its deadline"
+            ));
+            for t in &mut tasks {
+                t.response_time = None;
+                t.tardiness = None;
+                t.verdict = if soft {
+                    TaskVerdict::UnboundedTardiness
+                } else {
+                    TaskVerdict::MissesDeadline
+                };
+            }
+            break (tasks, method, soft, cores);
         }
-        CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf => {
-            let global = w.policy.cpu_scheduler == CpuScheduler::GlobalEdf;
-            (
-                analyze_edf(&cx, global, &mut tasks, &mut notes),
-                true,
-                Vec::new(),
-            )
+        for (s, n) in stretch.iter_mut().zip(needed) {
+            *s = (*s).max(n);
         }
     };
 
@@ -328,6 +363,11 @@ pub fn analyze(w: &Workload) -> (Report, Plan) {
 fn duration_words(ns: Time) -> String {
     rtgpu_model::units::format_duration(ns)
 }
+
+/// Rounds of the hold-stretch / partition iteration of [`analyze`] before
+/// it gives up (in practice P-FP settles in two or three, the others in
+/// one or two).
+const MAX_STRETCH_ROUNDS: u32 = 16;
 
 /// Version tag of the plan file format.
 pub const PLAN_FORMAT: &str = "rtgpu-plan/1";
@@ -793,6 +833,154 @@ fn charge_inheritance_blocking(cx: &Cx, result: &mut partition::Partition) {
                 fp::response_time(&as_tasks[..k], &t).unwrap_or(t.deadline.saturating_add(1));
         }
     }
+}
+
+/// How much longer than its unstretched hold (critical section l_j, or
+/// GPUSync's Lemma 5 hold time) each GPU-using task may keep its GPU
+/// because its klmirqd (or PAI) bottom halves wait for a CPU; 0 where no
+/// charge is needed. Our own derivation: seed 000 App. A/B and seed 004
+/// App. A treat a holder's bottom halves as part of its GPU time s_i and
+/// never delayed, which their clustered and global schedulers justify and
+/// P-FP and ρ > 1 do not:
+///
+/// - **Why a stretch.** A holder is suspended while the GPU works; each
+///   completion interrupt's bottom half runs in the owner's scheduling
+///   domain at the owner's effective priority (seed 000 §III "dependent
+///   mode"; what `rtgpu simulate` and `rtgpu run` do), and the holder goes
+///   on only after it. Under C-FP / G-FP with ρ = 1 a waiter's own
+///   analysis covers the holder's delays: the holder inherits the waiter's
+///   priority (k-FMLP R2, R²DGLP), so whenever the waiter is not
+///   interfered by m higher-priority jobs (the only time BC's recurrence
+///   counts as its "execution" of b_i) the holder's bottom half runs; with
+///   ρ > 1 the GPU's thread runs at the highest effective priority among
+///   the GPU's token holders (`rtgpu run`, docs/seeds/000-klmirqd.md), so a
+///   co-holder's bottom half ahead of the holder's runs at least as urgently
+///   and the argument holds too. Under **P-FP** priorities are per core:
+///   the holder's core may run its own higher-priority tasks while the
+///   waiter's core is idle (workload 2585 of the GPU soundness run with
+///   overheads: 4.4 ms of blocking against a 3.66 ms hold). The stretch is
+///   charged to the hold of the task whose bottom half is preempted, so
+///   every blocking bound that sums holds (static queue, k-FMLP, GPUSync's
+///   THT_max) covers it, including a co-holder's bottom half queued ahead
+///   of another holder's.
+/// - **Bound.** A hold of unstretched length l is not progressing only
+///   while one of its bottom halves is pending and every processor of its
+///   owner's domain runs more urgent work: tasks of higher base priority
+///   (CPU demand X_h per job: its inflated cost without GPU wait and GPU
+///   time, plus its own η_h·Δbh, which run on CPUs) and lower-priority
+///   GPU users whose bottom halves run with an inherited priority (per
+///   job η_l(Δbh + 2(Δsch + Δcxs) + Δipi), seed 000 Eq. 16's charge). The
+///   hold's length L is then the least fixed point of Bertogna & Cirinei's
+///   recurrence (RTSS 2007) with the hold as the analysed work:
+///   L = l + ⌊(1/m) Σ_h min(W_h(L), L − l + 1)⌋, W_h with C_h = X_h and
+///   R_h = the interferer's (piece's) response-time bound of this round
+///   (its deadline where it has none). A job's CPU demand in a window
+///   bounded through its response window, not its period, is the usual
+///   treatment of a self-suspending interferer (jitter R − C; Bletsas et
+///   al., "Errata for three papers (2004-05) on fixed-priority scheduling
+///   with self-suspensions", LITES 2018). Holds and response times depend
+///   on each other; [`analyze`] iterates until the stretches its last round
+///   used are no smaller than the ones that round's response times give,
+///   i.e. a mutually consistent set of bounds, sound by the usual
+///   first-violation induction of holistic analysis (Tindell & Clark,
+///   1994: no bound can be the first one exceeded). Under P-FP m = 1 and the
+///   interferers are those of every core the holder has a piece on (its
+///   bottom half runs on one of them at a time). No fixed point within the
+///   holder's deadline: `Time::MAX` (its waiters are unbounded).
+/// - Top halves of other interrupts that land on the holder's core are not
+///   added: each is charged whole (Δth + Δkrel) in every waiter's H_i
+///   (seed 000 Eq. 11 counts every interrupt of the window on every CPU).
+/// - Not charged: C-FP, G-FP, C-EDF and G-EDF (the waiter argument above;
+///   under EDF with the waiter's deadline inherited), SLIH (bottom halves
+///   run inline, not preemptible), fixed-priority interrupt threads (their
+///   accounting assumes the threads run above every GPU-using task) and
+///   vGPU members (no token holds).
+fn section_stretch(cx: &Cx, tasks: &[TaskReport]) -> Vec<Time> {
+    let w = cx.w;
+    let mut out = vec![0; tasks.len()];
+    if !matches!(cx.method, InterruptMethod::Klmirqd | InterruptMethod::Pai) {
+        return out;
+    }
+    let o = &w.overheads;
+    // Without any interrupt processing cost the simulator and the runtime
+    // complete operations at once: no bottom half ever waits.
+    let irq_cost = match cx.method {
+        InterruptMethod::Pai => [o.th, o.pairel, o.bh, o.paisch],
+        _ => [o.th, o.krel, o.bh, 0],
+    };
+    if irq_cost.iter().all(|&c| c == 0) {
+        return out;
+    }
+    if w.policy.cpu_scheduler != CpuScheduler::PartitionedFp {
+        return out;
+    }
+    let eta = |i: usize| w.tasks[i].gpu.as_ref().map_or(0, |g| g.interrupts) as u64;
+    let mul = |a: u64, b: Time| (a as u128 * b as u128).min(Time::MAX as u128) as Time;
+    // X_h: CPU demand of one job (inflated cost without GPU wait and GPU
+    // time, plus its own bottom halves).
+    let demand = |i: usize| -> Option<Time> {
+        let c = tasks[i].charges?;
+        let parts = [
+            c.cpu,
+            c.scheduling,
+            c.release,
+            c.interrupts,
+            c.bottom_half_scheduling,
+            c.ticks,
+            mul(eta(i), o.bh),
+        ];
+        Some(parts.into_iter().fold(0, Time::saturating_add))
+    };
+    // Per job of a lower-priority GPU user: its bottom halves with their
+    // scheduling (seed 000 Eq. 16).
+    let bottom_halves = |i: usize| -> Time {
+        let per =
+            o.bh.saturating_add(o.sch.saturating_add(o.cxs).saturating_mul(2))
+                .saturating_add(o.ipi);
+        mul(eta(i), per)
+    };
+    for (j, tr) in tasks.iter().enumerate() {
+        let Some(g) = tr.gpu.as_ref() else { continue };
+        if g.vgpu_share.is_some() || g.unbounded_because.is_some() {
+            continue;
+        }
+        let hold = g.token_hold_time.unwrap_or_else(|| {
+            g.copy_time
+                .saturating_add(g.kernel_time)
+                .saturating_add(mul(eta(j), o.th.saturating_add(o.bh)))
+        });
+        let t = &w.tasks[j];
+        if tr.pieces.is_empty() {
+            continue;
+        }
+        // (C, T, R) of every interferer on the holder's cores (m = 1).
+        let mut interferers: Vec<(Time, Time, Time)> = Vec::new();
+        for pj in &tr.pieces {
+            for (h, other) in tasks.iter().enumerate() {
+                if h == j {
+                    continue;
+                }
+                for ph in other.pieces.iter().filter(|p| p.core == pj.core) {
+                    let c = if ph.priority < pj.priority {
+                        demand(h).map_or(ph.budget, |x| x.min(ph.budget))
+                    } else if other.uses_gpu {
+                        bottom_halves(h).min(ph.budget)
+                    } else {
+                        continue;
+                    };
+                    // The piece's RTA includes its jitter.
+                    let r = ph.response_time.unwrap_or(ph.deadline);
+                    interferers.push((c, w.tasks[h].period, r));
+                }
+            }
+        }
+        let cap = t.deadline.max(hold);
+        out[j] = match global_fp::interfered_completion(&interferers, hold, 1, cap) {
+            Some(l) => l - hold,
+            None => Time::MAX,
+        };
+    }
+    out
 }
 
 fn analyze_gfp(cx: &Cx, global: bool, tasks: &mut [TaskReport], notes: &mut Vec<String>) -> String {

@@ -33,6 +33,15 @@
 //!   engines: there is no bound and the task is reported unbounded.
 //! - **vGPU** members (seed 001, our derivation in [`crate::vgpu`]): b_i =
 //!   the member's wait t(W_v) − W_i, GPU time W_i.
+//! - **Hold stretch** (our derivation, see `section_stretch` in
+//!   [`crate::workload`]): a holder's bottom halves need a CPU, and may not
+//!   get one at once (under P-FP the holder's core runs tasks the waiter's
+//!   progress says nothing about; with ρ > 1 a bottom half waits in the
+//!   GPU's klmirqd FIFO behind a co-holder's, which runs at that co-holder's
+//!   priority). The caller passes, per task, how much longer than its
+//!   critical section (static, k-FMLP) or Lemma 5 hold time (GPUSync) a
+//!   holder may keep its GPU; it is added to that task's hold wherever the
+//!   hold blocks others.
 
 use serde::Serialize;
 
@@ -65,6 +74,11 @@ pub struct GpuTaskReport {
     pub engine_blocking: Option<Time>,
     /// GPUSync Lemma 5.
     pub token_hold_time: Option<Time>,
+    /// How much longer than its critical section (Lemma 5's hold time
+    /// under GPUSync) this task may hold its GPU because its bottom halves
+    /// wait for a CPU; added to its hold where it blocks others (our
+    /// derivation, `rtgpu_analysis::workload` docs). `None`: not charged.
+    pub hold_stretch: Option<Time>,
     /// k-FMLP Theorems 1 and 2 and whether Eq. (3) was solved exactly.
     pub kfmlp_l_aware: Option<Time>,
     pub kfmlp_l_oblivious: Option<Time>,
@@ -165,18 +179,25 @@ fn critical_section(w: &Workload, i: usize, own: Time) -> Time {
 }
 
 /// Per task of the workload (None for CPU-only tasks): the GPU analysis.
+/// `stretch[i]` (0 where missing) is added to task i's hold wherever that
+/// hold blocks another task (module docs, "Hold stretch").
 pub fn analyze_gpus(
     w: &Workload,
     domains: &[GpuDomain],
+    stretch: &[Time],
     notes: &mut Vec<String>,
 ) -> Vec<Option<GpuTaskReport>> {
+    let stretch_of = |i: usize| stretch.get(i).copied().unwrap_or(0);
     let mut out: Vec<Option<GpuTaskReport>> = vec![None; w.tasks.len()];
     let undercounted: Vec<String> = w
         .tasks
         .iter()
         .filter_map(|t| {
             let g = t.gpu.as_ref()?;
-            let ops = g.operations(w.policy.chunk_size);
+            // The k-FMLP stages a migration through system memory (out and
+            // in: the simulator's and the runtime's data path).
+            let staged = w.policy.gpu_allocator == GpuAllocator::KFmlp;
+            let ops = g.operations_for(w.policy.chunk_size, staged);
             (g.interrupts < ops)
                 .then(|| format!("{} (eta {}, {ops} operations)", t.name, g.interrupts))
         })
@@ -185,7 +206,8 @@ pub fn analyze_gpus(
         notes.push(format!(
             "interrupts per job (eta) below the GPU operations per job for {}: `rtgpu simulate` \
              and `rtgpu run` raise one completion interrupt per copy chunk, kernel and \
-             migration chunk, while this accounting charges the eta the file gives (seed 000 \
+             migration chunk (out and in under the k-FMLP, which stages migrations in system \
+             memory), while this accounting charges the eta the file gives (seed 000 \
              App. B); set `interrupts` to the operation count for a bound that covers them",
             undercounted.join(", ")
         ));
@@ -218,6 +240,7 @@ pub fn analyze_gpus(
                 token_blocking: None,
                 engine_blocking: None,
                 token_hold_time: None,
+                hold_stretch: (stretch_of(i) > 0).then_some(stretch_of(i)),
                 kfmlp_l_aware: None,
                 kfmlp_l_oblivious: None,
                 kfmlp_exact_solved: None,
@@ -270,7 +293,9 @@ pub fn analyze_gpus(
                         .iter()
                         .enumerate()
                         .filter(|&(q, &(j, _))| q % d.gpus.len() == gpu_slot && j != i)
-                        .map(|(_, &(j, own))| critical_section(w, j, own))
+                        .map(|(_, &(j, own))| {
+                            critical_section(w, j, own).saturating_add(stretch_of(j))
+                        })
                         .collect();
                     let wk = own_work(w, &w.tasks[i], false, false);
                     let mut r = base(i);
@@ -290,6 +315,7 @@ pub fn analyze_gpus(
                     .map(|&i| {
                         let wk = own_work(w, &w.tasks[i], g > 1, false);
                         critical_section(w, i, wk.copy_in + wk.copy_out + wk.state + wk.kernels)
+                            .saturating_add(stretch_of(i))
                     })
                     .collect();
                 let bounds = kfmlp::blocking_bounds(&lens, g);
@@ -315,18 +341,20 @@ pub fn analyze_gpus(
                 }
             }
             GpuAllocator::GpuSync { affinity } => {
-                gpusync_bounds(w, d, &others, affinity, &mut out, &base, notes);
+                gpusync_bounds(w, d, &others, affinity, stretch, &mut out, &base, notes);
             }
         }
     }
     out
 }
 
+#[allow(clippy::too_many_arguments)]
 fn gpusync_bounds(
     w: &Workload,
     d: &GpuDomain,
     members: &[usize],
     affinity: bool,
+    stretch: &[Time],
     out: &mut [Option<GpuTaskReport>],
     base: &dyn Fn(usize) -> GpuTaskReport,
     notes: &mut Vec<String>,
@@ -377,7 +405,23 @@ fn gpusync_bounds(
         .chunk_size
         .map_or(largest_transfer, |c| c.min(largest_transfer));
     max.copy = gpusync::transfer_time(chunk, slowest);
-    let blocks = gpusync::total_blocking(&cfg, &reqs, &max);
+    let mut blocks = gpusync::total_blocking(&cfg, &reqs, &max);
+    // Theorem 2 with each hold stretched (module docs): THT_max over
+    // THT_i + stretch_i.
+    let tht_max = members
+        .iter()
+        .zip(&blocks)
+        .map(|(&i, b)| {
+            b.token_hold_time
+                .saturating_add(stretch.get(i).copied().unwrap_or(0))
+        })
+        .max()
+        .unwrap_or(0);
+    let tb = gpusync::token_blocking(&cfg, tht_max);
+    for b in &mut blocks {
+        b.token_blocking = b.token_blocking.max(tb);
+        b.total = b.token_blocking.saturating_add(b.engine_blocking);
+    }
     let no_engine_bound = !p.engine_locks && cfg.rho > 1;
     for ((&i, req), b) in members.iter().zip(&reqs).zip(&blocks) {
         let wk = own_work(w, &w.tasks[i], can_migrate, true);

@@ -318,3 +318,62 @@ period = "20 ms"
         last = now;
     }
 }
+
+#[test]
+fn pfp_stretches_a_hold_by_higher_priority_work_on_the_holders_core() {
+    // Issue 4 (workload 2585 of the GPU soundness run with overheads): a
+    // holder's klmirqd bottom half runs at the holder's priority on the
+    // holder's core, so a higher-priority task there delays it and the
+    // hold lasts longer than l. Only Δbh = 100 us is non-zero, so every
+    // inflated cost is e + b + kernels + η·Δbh.
+    //   w (waiter): e 1.5 ms, kernel 0.1 ms, T = D = 5 ms; l_w = 0.2 ms.
+    //   h (holder): e 0.5 ms, kernel 2 ms, T 20 ms, D 12 ms; l_h = 2.1 ms.
+    //   x: CPU only, 4 ms / 10 ms.
+    // Unstretched: C'_w = 1.5 + 2.1 + 0.2 = 3.8 ms (core 0); x does not fit
+    // beside w (4 + 2·3.8 > 10), nor does h (C'_h = 0.5 + 0.2 + 2.1 =
+    // 2.8 ms, R = 2.8 + 3·3.8 > 12); x and h share core 1, x above h (DM),
+    // R_x = 4 ms. Without the stretch w's bound would be 3.8 ms ≤ 5 ms
+    // although its wait can last 2.1 ms plus x's 4 ms.
+    // Stretch of h: L = 2.1 + min(W_x(L), L − 2.1 + 1 ns) with W_x(L) =
+    // min(4, L) for L < 10 ms (C 4 ms, R 4 ms, T 10 ms): L = 6.1 ms, a
+    // stretch of 4 ms; b_w = 6.1 ms, C'_w = 7.8 ms > D_w: w cannot be
+    // placed at all.
+    let r = run(r#"
+[[platform.cluster]]
+name = "c"
+cores = 2
+gpus = ["g"]
+[[platform.gpu]]
+name = "g"
+[overheads]
+base = "zero"
+bh = "100 us"
+[policy]
+cpu_scheduler = "P-FP"
+partitioning = "first-fit"
+gpu_allocator = "static"
+interrupts = "klmirqd"
+[[task]]
+name = "w"
+wcet = "1.5 ms"
+period = "5 ms"
+gpu = { kernels = ["0.1 ms"], interrupts = 1 }
+[[task]]
+name = "h"
+wcet = "0.5 ms"
+period = "20 ms"
+deadline = "12 ms"
+gpu = { kernels = ["2 ms"], interrupts = 1 }
+[[task]]
+name = "x"
+wcet = "4 ms"
+period = "10 ms"
+"#);
+    let h = task(&r, "h").gpu.as_ref().expect("h uses a GPU");
+    assert_eq!(h.hold_stretch, Some(4 * MS));
+    let wg = task(&r, "w").gpu.as_ref().expect("w uses a GPU");
+    assert_eq!(wg.token_blocking, Some(6_100_000));
+    assert_eq!(task(&r, "w").charges.expect("charges").total, 7_800_000);
+    assert_eq!(task(&r, "w").verdict, TaskVerdict::Unplaced);
+    assert_eq!(r.verdict, Verdict::NotSchedulable);
+}

@@ -336,6 +336,14 @@ impl GpuPart {
     /// `chunk` bytes; whole copies without), every kernel, and every chunk
     /// of a state migration (the worst case: the job migrates).
     pub fn operations(&self, chunk: Option<Bytes>) -> u32 {
+        self.operations_for(chunk, false)
+    }
+
+    /// [`GpuPart::operations`] when a migration is staged through system
+    /// memory (`staged`: the k-FMLP's, out of the old GPU and into the new
+    /// one, two transfers of the state, each chunked and each raising its
+    /// interrupts) or not (one GPU-to-GPU transfer).
+    pub fn operations_for(&self, chunk: Option<Bytes>, staged: bool) -> u32 {
         let pieces = |bytes: Bytes| -> u64 {
             match chunk.filter(|&c| c > 0) {
                 Some(c) => bytes.div_ceil(c),
@@ -345,7 +353,7 @@ impl GpuPart {
         let n = pieces(self.copy_in)
             + self.kernels.len() as u64
             + pieces(self.copy_out)
-            + pieces(self.state);
+            + pieces(self.state) * if staged { 2 } else { 1 };
         u32::try_from(n).unwrap_or(u32::MAX)
     }
 }
@@ -380,6 +388,9 @@ mod tests {
         assert_eq!(g.operations(None), 5);
         // 2 MiB chunks: 3 in (5 MiB) + 2 + 1 out + 2 state.
         assert_eq!(g.operations(Some(2 << 20)), 8);
+        // Staged through system memory: the 2 state chunks out and in.
+        assert_eq!(g.operations_for(Some(2 << 20), true), 10);
+        assert_eq!(g.operations_for(None, true), 6);
         let none = GpuPart {
             copy_in: 0,
             copy_out: 0,

@@ -17,8 +17,10 @@
 //! `RTGPU_GPU_SOUNDNESS_OVERHEADS=1` gives every workload seed 000's Table
 //! III overheads (klmirqd) and injects them in the simulator: the overhead
 //! accounting checked against the simulation. Not part of the suite: it
-//! still finds bounds exceeded (3 tasks of 7,062 bounded workloads among
-//! 20,000, by at most 12.5%, P-FP and C-FP; see docs/simulator.md).
+//! still finds one bound exceeded among 20,000 workloads (1531, C-FP with
+//! ρ = 2, where the simulator's klmirqd thread runs a co-holder's bottom
+//! half at that co-holder's priority, unlike `rtgpu run`; see
+//! docs/simulator.md). Every exceeded bound is listed before it fails.
 
 use rtgpu_analysis::generate::Rng;
 use rtgpu_analysis::workload::{analyze, Verdict};
@@ -108,9 +110,14 @@ fn random_workload(rng: &mut Rng, k: u64) -> Workload {
     // operation (each copy chunk, each kernel, each chunk of a migration),
     // which is what the analysis assumes η counts (seed 000 App. B; with
     // the drawn η of 1 the overhead accounting undercounted interrupts).
+    // Under the k-FMLP a migration is staged through system memory: its
+    // state chunks raise interrupts twice, out of the old GPU and into the
+    // new one (workload 13111 of the run with overheads: 21 interrupts per
+    // job against an η of 14).
+    let staged = allocator == GpuAllocator::KFmlp;
     for t in &mut tasks {
         if let Some(g) = t.gpu.as_mut() {
-            g.interrupts = g.operations(chunk_size);
+            g.interrupts = g.operations_for(chunk_size, staged);
         }
     }
     Workload {
@@ -161,6 +168,7 @@ fn gpu_aware_bounds_are_sound() {
         .unwrap_or(2_500);
     let mut rng = Rng::new(42);
     let (mut bounded, mut jobs, mut gpu_jobs_bounded) = (0u64, 0u64, 0u64);
+    let mut exceeded: Vec<String> = Vec::new();
     for k in 0..n {
         let mut w = random_workload(&mut rng, k);
         // Tasks of a cluster without GPUs cannot use one.
@@ -205,22 +213,33 @@ fn gpu_aware_bounds_are_sound() {
             if t.uses_gpu {
                 gpu_jobs_bounded += t.jobs;
             }
-            assert!(
-                t.max_response <= bound,
-                "{} ({:?}, {:?}, rho {}): task {} observed {} > bound {}\n{:#?}",
-                w.name,
-                w.policy.cpu_scheduler,
-                w.policy.gpu_allocator,
-                w.policy.tokens_per_gpu,
-                t.name,
-                t.max_response,
-                bound,
-                w
-            );
+            if t.max_response > bound {
+                let line = format!(
+                    "{} ({:?}, {:?}, rho {}): task {} observed {} > bound {}",
+                    w.name,
+                    w.policy.cpu_scheduler,
+                    w.policy.gpu_allocator,
+                    w.policy.tokens_per_gpu,
+                    t.name,
+                    t.max_response,
+                    bound,
+                );
+                eprintln!("{line}");
+                exceeded.push(line);
+            }
         }
     }
     eprintln!(
-        "{n} GPU workloads, {bounded} with a bound, {jobs} jobs ({gpu_jobs_bounded} GPU jobs)"
+        "{n} GPU workloads, {bounded} with a bound, {jobs} jobs ({gpu_jobs_bounded} GPU jobs), \
+         {} bound(s) exceeded",
+        exceeded.len()
+    );
+    assert!(
+        exceeded.is_empty(),
+        "{} bound(s) exceeded (RTGPU_GPU_SOUNDNESS_K=<n> with the dump_one_workload test \
+         writes workload n):\n{}",
+        exceeded.len(),
+        exceeded.join("\n")
     );
     assert!(bounded * 5 >= n, "only {bounded} of {n} had a bound");
     assert!(gpu_jobs_bounded > 0);
