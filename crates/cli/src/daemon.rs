@@ -54,18 +54,26 @@ pub fn run(o: &Options) -> ExitCode {
         o.tokens_per_gpu,
         o.allocator
     );
-    if let rtgpu_runtime::daemon::Waiting::Spin { cpu } = o.waiting {
-        println!(
-            "spinning: polls without sleeping{} (one CPU kept busy; hand-offs cost one wake-up)",
+    match o.waiting {
+        rtgpu_runtime::daemon::Waiting::Spin { cpu } => println!(
+            "spinning: polls without sleeping{} (one CPU kept busy; no request waits for the daemon's wake-up)",
             cpu.map(|c| format!(" on CPU {c}")).unwrap_or_default()
-        );
+        ),
+        rtgpu_runtime::daemon::Waiting::Sleep if caps.fifo => {
+            println!("sleeping between requests at SCHED_FIFO 99 (above every client)")
+        }
+        rtgpu_runtime::daemon::Waiting::Sleep => println!(
+            "sleeping between requests at ordinary priority (no real-time privilege): \
+             requests the clients cannot hand off themselves may wait behind other work"
+        ),
     }
     match rtgpu_runtime::daemon::serve(o.socket, &config, o.waiting, &STOP) {
         Ok(s) => {
             println!(
                 "stopped: {} client(s), {} died holding or waiting (their holdings released), \
-                 {} token and {} engine-lock grants",
-                s.clients, s.crashed_clients, s.token_grants, s.lock_grants
+                 {} token and {} engine-lock grants, {} of them handed off by the releasing \
+                 client (one hop)",
+                s.clients, s.crashed_clients, s.token_grants, s.lock_grants, s.direct_handoffs
             );
             if s.apply_errors > 0 {
                 println!(

@@ -390,8 +390,10 @@ impl PyDaemon {
     }
 
     /// Stops serving; returns the run's statistics as a dict (clients,
-    /// crashed_clients, token_grants, lock_grants, apply_errors: inherited
-    /// priorities the OS refused to apply).
+    /// crashed_clients, token_grants, lock_grants, direct_handoffs: grants
+    /// the releasing client made itself, handoff_mismatches: always 0
+    /// unless there is a bug, apply_errors: inherited priorities the OS
+    /// refused to apply).
     fn stop(&mut self, py: Python<'_>) -> PyResult<std::collections::HashMap<&'static str, u64>> {
         let (flag, thread) = self
             .running
@@ -407,6 +409,8 @@ impl PyDaemon {
             ("crashed_clients", s.crashed_clients),
             ("token_grants", s.token_grants),
             ("lock_grants", s.lock_grants),
+            ("direct_handoffs", s.direct_handoffs),
+            ("handoff_mismatches", s.handoff_mismatches),
             ("apply_errors", s.apply_errors),
         ]
         .into_iter()
