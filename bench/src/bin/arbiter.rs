@@ -2,7 +2,7 @@
 //! the peer (a raw futex hand-off) measured in the same run.
 //!
 //! ```text
-//! cargo run --release -p rtgpu-bench --bin arbiter -- [--iterations N] [--jobs N]
+//! cargo run --release -p rtgpu-bench --bin arbiter -- [--iterations N] [--jobs N] [--rounds N] [--handoff-only]
 //! ```
 //!
 //! 1. Uncontended token + execution-engine lock, acquire and release, one
@@ -422,8 +422,14 @@ fn makespan(tasks: usize, jobs_per_task: usize, how: Coordination) -> u64 {
 fn main() {
     let mut iters = 20_000usize;
     let mut jobs = 200usize;
+    let mut rounds = 1usize;
+    let mut overheads = true;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
+        if a == "--handoff-only" {
+            overheads = false;
+            continue;
+        }
         let value = args
             .next()
             .and_then(|v| v.parse::<usize>().ok())
@@ -431,8 +437,11 @@ fn main() {
         match (a.as_str(), value) {
             ("--iterations", Some(n)) => iters = n,
             ("--jobs", Some(n)) => jobs = n,
+            ("--rounds", Some(n)) => rounds = n,
             _ => {
-                eprintln!("arbiter: use --iterations N and --jobs N (positive integers)");
+                eprintln!(
+                    "arbiter: use --iterations N, --jobs N, --rounds N (positive integers) and --handoff-only"
+                );
                 std::process::exit(2);
             }
         }
@@ -464,14 +473,27 @@ fn main() {
         if u99 <= 2_000 { "met" } else { "MISSED" }
     );
 
-    let n = (iters / 10).max(100);
-    let mut f = contended_futex(n, cpus, rt);
-    let mut a = contended_arbiter(n, cpus, rt, None);
-    let mut d = contended_arbiter(n, cpus, rt, Some(Waiting::Sleep));
+    // Rounds alternate the mechanisms so that drifting load hits all alike;
+    // percentiles are over every round's samples together.
+    let n = (iters / 10 / rounds).max(100);
+    let (mut f, mut a, mut d) = (Vec::new(), Vec::new(), Vec::new());
     // A spinning daemon needs a CPU of its own: the third, if there is one.
     let third = caps.cpus.get(2).copied();
-    let mut ds =
-        third.map(|cpu| contended_arbiter(n, cpus, rt, Some(Waiting::Spin { cpu: Some(cpu) })));
+    let mut ds = third.map(|_| Vec::new());
+    for _ in 0..rounds {
+        f.extend(contended_futex(n, cpus, rt));
+        a.extend(contended_arbiter(n, cpus, rt, None));
+        d.extend(contended_arbiter(n, cpus, rt, Some(Waiting::Sleep)));
+        if let (Some(v), Some(cpu)) = (ds.as_mut(), third) {
+            v.extend(contended_arbiter(
+                n,
+                cpus,
+                rt,
+                Some(Waiting::Spin { cpu: Some(cpu) }),
+            ));
+        }
+    }
+    let n = f.len();
     let (f50, f99) = (pct(&mut f, 0.5), pct(&mut f, 0.99));
     let (a50, a99) = (pct(&mut a, 0.5), pct(&mut a, 0.99));
     let (d50, d99) = (pct(&mut d, 0.5), pct(&mut d, 0.99));
@@ -512,6 +534,9 @@ fn main() {
         _ => println!("   (a spinning daemon needs a third CPU: not measured here)"),
     }
 
+    if !overheads {
+        return;
+    }
     let (n, per_job, wall) = overhead(8, jobs);
     let (_, alone, _) = overhead(1, jobs);
     let pct_of_job = 100.0 * per_job / 1_000_000.0;

@@ -219,6 +219,17 @@ impl EngineLocks {
         }
     }
 
+    /// Whether any request waits behind `req` in one of its queues.
+    pub fn waiters_behind(&self, req: ReqId) -> bool {
+        let Some(s) = self.slots.get(req).filter(|s| s.live) else {
+            return false;
+        };
+        s.locks().iter().any(|&l| {
+            let q = &self.queues[l];
+            q.iter().skip_while(|&&r| r != req).nth(1).is_some()
+        })
+    }
+
     /// The job holding `lock` (its request satisfied), if any.
     pub fn holder(&self, lock: LockId) -> Option<JobId> {
         let &head = self.queues.get(lock)?.front()?;
@@ -289,8 +300,10 @@ mod tests {
         let e = l.lock_id(0, Engine::Exec);
         let (r1, g1) = l.request(1, 50, &[e]);
         let (_r2, g2) = l.request(2, 40, &[e]);
+        assert!(l.waiters_behind(r1) && !l.waiters_behind(_r2));
         let (_r3, g3) = l.request(3, 1, &[e]);
         assert!(g1 && !g2 && !g3);
+        assert!(l.waiters_behind(_r2) && !l.waiters_behind(_r3));
         assert_eq!(l.holder(e), Some(1));
         let w: Vec<_> = l.waiters(e).collect();
         assert_eq!(w, vec![(2, 40), (3, 1)]);

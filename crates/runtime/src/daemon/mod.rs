@@ -48,7 +48,9 @@ use rtgpu_policy::{JobId, Prio};
 use crate::arbiter::{inherited_policy, prio_of_fifo, ArbiterConfig, Engine};
 use crate::futex::{self, Scope};
 use crate::os::{self, monotonic_now, Nanos, SchedPolicy};
-use shared::{Region, CLOSED, EMPTY, LOCK_RECORDS, MAX_CLIENTS, REFUSAL, TOKEN_RECORD};
+use shared::{
+    Closed, Region, Successor, CLOSED, EMPTY, LOCK_RECORDS, MAX_CLIENTS, REFUSAL, TOKEN_RECORD,
+};
 
 /// Where `rtgpu daemon` listens, and the C and Python clients connect, by
 /// default.
@@ -407,12 +409,14 @@ fn serve_listener(
                 }
             }
         }
-        if n > 0 {
-            drain(&mut core);
+        // Hand-offs that did not ring are caught up here at the latest
+        // (every 50 ms when sleeping, at once when spinning).
+        if drain(&mut core) || n > 0 {
             republish(&mut core);
             update_priorities(&mut core);
         }
     }
+    drain(&mut core);
     if core.stats.handoff_mismatches > 0 {
         eprintln!(
             "rtgpu daemon: {} one-hop hand-offs went to another job than the policy core chose (a bug; please report it)",
@@ -642,11 +646,11 @@ fn grant_lock(core: &mut Core, g: LockGrant, published: Option<u64>) {
 
 /// Counts a one-hop hand-off, and a mismatch with the policy core's choice.
 fn check_handoff(core: &mut Core, job: JobId, published: Option<u64>) {
-    let Some((slot, _, _)) = published.and_then(shared::published) else {
+    let Some(next) = published.and_then(Successor::of) else {
         return;
     };
     core.stats.direct_handoffs += 1;
-    if core.jobs.get(&job).map(|x| x.slot) != Some(slot) {
+    if core.jobs.get(&job).map(|x| x.slot) != Some(next.slot) {
         core.stats.handoff_mismatches += 1;
     }
 }
@@ -721,7 +725,9 @@ fn disarm_where(core: &mut Core, which: impl Fn(&Armed) -> bool) {
 /// it closed): the policy core releases the holding and grants its
 /// successor (already woken by the client when one was published; the
 /// grant is repeated, harmlessly, in case the client died before it).
-fn drain(core: &mut Core) {
+/// Returns whether there was any.
+fn drain(core: &mut Core) -> bool {
+    let mut any = false;
     loop {
         let region = &core.region;
         let Some(k) = core.armed.iter().position(|a| {
@@ -729,8 +735,9 @@ fn drain(core: &mut Core) {
                 .slot(a.slot)
                 .is_some_and(|s| s.records[a.record].state.load(Ordering::Acquire) == CLOSED)
         }) else {
-            return;
+            return any;
         };
+        any = true;
         let a = core.armed.swap_remove(k);
         if let Some(s) = core.region.slot(a.slot) {
             let r = &s.records[a.record];
@@ -760,21 +767,37 @@ fn republish(core: &mut Core) {
     let mut grants = std::mem::take(&mut core.scratch);
     for k in 0..core.armed.len() {
         let a = &core.armed[k];
+        // (successor, its handle, whether others wait behind it)
         let next = match a.what {
-            Holding::Token(_) => core.tokens.successor(a.job).map(|j| (j, 0)),
+            Holding::Token(t) => core
+                .tokens
+                .successor(a.job)
+                .map(|j| (j, 0, core.tokens.queue_len(t) > 2)),
             Holding::Lock(req) => {
                 grants.clear();
                 core.locks.grants_on_release(req, &mut grants);
                 match grants.as_slice() {
-                    [g] => Some((g.job, g.req as u64)),
+                    [g] => Some((g.job, g.req, core.locks.waiters_behind(g.req))),
                     _ => None,
                 }
             }
         };
+        // The releaser rings the daemon after the hand-off only if the
+        // daemon then has work that cannot wait: a priority the holder
+        // inherited to undo, or a successor to publish for the new holder
+        // (whose inheritance from those behind it changes too). Otherwise
+        // the daemon's bookkeeping waits for its next message or poll.
+        let boosted = core.jobs.get(&a.job).is_some_and(|x| x.applied != x.base);
         let word = next
-            .and_then(|(j, handle)| {
+            .and_then(|(j, handle, behind)| {
                 let x = core.jobs.get(&j)?;
-                shared::publish_word(x.slot, x.want, handle)
+                Successor {
+                    slot: x.slot,
+                    want: x.want,
+                    handle: u32::try_from(handle).ok()?,
+                    ring: behind || boosted,
+                }
+                .word()
             })
             .unwrap_or(EMPTY);
         if word == a.published {
@@ -809,7 +832,7 @@ fn abandon(core: &mut Core, job: JobId) {
     loop {
         let mut raced = false;
         for a in &mut core.armed {
-            if shared::published(a.published).is_some_and(|(s, _, _)| s == slot) {
+            if Successor::of(a.published).is_some_and(|n| n.slot == slot) {
                 let Some(s) = core.region.slot(a.slot) else {
                     continue;
                 };
@@ -988,14 +1011,30 @@ impl RemoteClient {
         Ok(())
     }
 
-    /// Closes hand-off record `record` for `key` if armed (see [`shared`]).
-    fn close(&self, records: &[usize], key: u64, token: Option<u32>) -> bool {
+    /// Closes the hand-off record armed for `key` among `records`, if any
+    /// (see [`shared`]).
+    fn close(&self, records: &[usize], key: u64, token: Option<u32>) -> Closed {
         let Some(slot) = self.region.slot(self.slot) else {
-            return false;
+            return Closed::NotArmed;
         };
         records
             .iter()
-            .any(|&r| self.region.close(&slot.records[r], key, token))
+            .map(|&r| self.region.close(&slot.records[r], key, token))
+            .find(|&c| c != Closed::NotArmed)
+            .unwrap_or(Closed::NotArmed)
+    }
+
+    /// Tells the daemon about a release: asks it to release (`NotArmed`),
+    /// rings it after a release through shared memory, or, after a one-hop
+    /// hand-off it did not ask to hear about, sends nothing.
+    fn released(&mut self, closed: Closed, op: u32, req: u64) -> Result<(), RemoteError> {
+        match closed {
+            Closed::HandedOff { ring: false } => Ok(()),
+            Closed::NotArmed => self.send(Msg::new(op, 0, req, 0, 0)),
+            Closed::ToDaemon | Closed::HandedOff { ring: true } => {
+                self.send(Msg::new(op, 1, req, 0, 0))
+            }
+        }
     }
 
     /// Acquires a GPU token (blocks): returns (gpu, token). `static_gpu` is
@@ -1017,11 +1056,11 @@ impl RemoteClient {
     /// Releases the token; hands it directly to the waiter the daemon
     /// published, if any.
     pub fn release_token(&mut self) -> Result<(), RemoteError> {
-        let closed = self
-            .token
-            .take()
-            .is_some_and(|p| self.close(&[TOKEN_RECORD], u64::from(p & 0xffff) + 1, Some(p)));
-        self.send(Msg::new(TOKEN_RELEASE, u32::from(closed), 0, 0, 0))
+        let closed = match self.token.take() {
+            Some(p) => self.close(&[TOKEN_RECORD], u64::from(p & 0xffff) + 1, Some(p)),
+            None => Closed::NotArmed,
+        };
+        self.released(closed, TOKEN_RELEASE, 0)
     }
 
     /// Locks an engine of the held token's GPU (blocks); returns the request
@@ -1055,7 +1094,7 @@ impl RemoteClient {
     /// waiter the daemon published, if any.
     pub fn unlock(&mut self, req: u64) -> Result<(), RemoteError> {
         let closed = self.close(&LOCK_RECORDS, req.wrapping_add(1), None);
-        self.send(Msg::new(LOCK_RELEASE, u32::from(closed), req, 0, 0))
+        self.released(closed, LOCK_RELEASE, req)
     }
 }
 
@@ -1110,7 +1149,7 @@ mod tests {
         loop {
             let slot = c.region.slot(c.slot).expect("slot");
             let w = slot.records[record].state.load(Ordering::Acquire);
-            if shared::published(w).is_some() {
+            if Successor::of(w).is_some() {
                 return w;
             }
             assert!(t0.elapsed().as_secs() < 5, "no successor published");
@@ -1153,6 +1192,62 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// With a third client waiting behind the successor, the releaser is
+    /// asked to ring the daemon (it must publish the new holder's
+    /// successor), and the whole chain passes in one-hop hand-offs.
+    #[test]
+    fn a_queue_behind_the_successor_asks_for_the_daemon() {
+        let dir = std::env::temp_dir().join(format!("rtgpu-ring-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let sock = dir.join("d.sock");
+        let config =
+            ArbiterConfig::uniform(1, 1, 3, "shortest-queue", true, false).expect("config");
+        let (stop, h) = spawn(&sock, config).expect("daemon");
+        let mut a = RemoteClient::connect(&sock, 10).expect("a");
+        a.token(1_000, 0, None, 0).expect("token a");
+        let held = a.lock(Engine::Exec).expect("lock a");
+        let waiter = |prio: u8| {
+            let s = sock.clone();
+            std::thread::spawn(move || {
+                let mut c = RemoteClient::connect(&s, prio).expect("connect");
+                c.token(1_000, 1, None, 0).expect("token");
+                let r = c.lock(Engine::Exec).expect("lock");
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                c.unlock(r).expect("unlock");
+                c.release_token().expect("release");
+            })
+        };
+        let b = waiter(20);
+        let first = until_published(&a, LOCK_RECORDS[0]);
+        let c = waiter(30);
+        // The daemon re-publishes the same successor, now asking to be rung.
+        let t0 = std::time::Instant::now();
+        let slot = a.region.slot(a.slot).expect("slot");
+        let rung = loop {
+            let w = slot.records[LOCK_RECORDS[0]].state.load(Ordering::Acquire);
+            match Successor::of(w) {
+                Some(n) if n.ring => break n,
+                _ => {}
+            }
+            assert!(t0.elapsed().as_secs() < 5, "never asked to ring");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        };
+        let was = Successor::of(first).expect("published");
+        assert_eq!((rung.slot, rung.want), (was.slot, was.want));
+        assert!(!was.ring);
+        a.unlock(held).expect("unlock a");
+        b.join().expect("b");
+        c.join().expect("c");
+        a.release_token().expect("release a");
+        drop(a);
+        stop.store(true, Ordering::Relaxed);
+        let stats = h.join().expect("daemon thread").expect("daemon ran");
+        assert_eq!(stats.lock_grants, 3, "{stats:?}");
+        assert!(stats.direct_handoffs >= 1, "{stats:?}");
+        assert_eq!(stats.handoff_mismatches, 0, "{stats:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// A token's successor is published too, and a one-hop token hand-off
     /// is finished by the daemon (the new holder can lock at once).
     #[test]
@@ -1174,7 +1269,11 @@ mod tests {
             b.release_token().expect("release b");
             t
         });
-        until_published(&a, TOKEN_RECORD);
+        let w = until_published(&a, TOKEN_RECORD);
+        assert!(
+            !Successor::of(w).expect("published").ring,
+            "nobody behind the successor, nothing inherited: no need to ring"
+        );
         a.release_token().expect("release a");
         assert_eq!(b.join().expect("b"), (0, 0));
         // Refusals still reach the client, through its slot.

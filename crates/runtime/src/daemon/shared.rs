@@ -53,7 +53,7 @@ pub struct Record {
     /// What is held, plus one (0: not armed): the token index or the lock
     /// handle. Written by the daemon only.
     pub key: AtomicU64,
-    /// [`EMPTY`], [`CLOSED`] or a published successor ([`publish_word`]).
+    /// [`EMPTY`], [`CLOSED`] or a published successor ([`Successor::word`]).
     pub state: AtomicU64,
 }
 
@@ -75,21 +75,46 @@ pub fn newer(a: u32, b: u32) -> bool {
     (a.wrapping_sub(b) as i32) > 0
 }
 
-/// The published-successor word: the successor's slot, its want and the
-/// lock handle it gets (unused for tokens: the successor gets the
-/// holder's token). `None` when the handle does not fit (16 bits).
-pub fn publish_word(slot: usize, want: u32, handle: u64) -> Option<u64> {
-    (slot < MAX_CLIENTS && handle < 1 << 16)
-        .then(|| PUBLISHED | (slot as u64) << 48 | handle << 32 | u64::from(want))
+/// A successor published in a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Successor {
+    pub slot: usize,
+    /// The sequence number its grant must carry.
+    pub want: u32,
+    /// The lock handle it gets (unused for tokens: the successor gets the
+    /// holder's token).
+    pub handle: u32,
+    /// Whether the releaser must ring the daemon after the hand-off: the
+    /// daemon has work that cannot wait (priorities to change, a successor
+    /// to publish for the new holder). Without it the daemon catches up on
+    /// its next message or within its 50 ms poll, and the hand-off costs
+    /// no wake-up of the daemon at all.
+    pub ring: bool,
 }
 
-/// The successor in a published word: (slot, want, handle).
-pub fn published(word: u64) -> Option<(usize, u32, u32)> {
-    (word & PUBLISHED != 0).then_some((
-        ((word >> 48) & 0x7fff) as usize,
-        word as u32,
-        ((word >> 32) & 0xffff) as u32,
-    ))
+const RING: u64 = 1 << 62;
+
+impl Successor {
+    /// The record word; `None` when the handle does not fit (16 bits).
+    pub fn word(&self) -> Option<u64> {
+        (self.slot < MAX_CLIENTS && self.handle < 1 << 16).then(|| {
+            PUBLISHED
+                | if self.ring { RING } else { 0 }
+                | (self.slot as u64) << 48
+                | u64::from(self.handle) << 32
+                | u64::from(self.want)
+        })
+    }
+
+    /// The successor in a record word, if one is published.
+    pub fn of(word: u64) -> Option<Successor> {
+        (word & PUBLISHED != 0).then_some(Successor {
+            slot: ((word >> 48) & 0x3fff) as usize,
+            want: word as u32,
+            handle: ((word >> 32) & 0xffff) as u32,
+            ring: word & RING != 0,
+        })
+    }
 }
 
 impl Slot {
@@ -129,6 +154,20 @@ impl Slot {
         self.grant.store(u64::from(base) << 32, Ordering::Release);
         self.bell.store(base, Ordering::Release);
     }
+}
+
+/// What [`Region::close`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Closed {
+    /// The record was not armed for this holding: the daemon must be asked
+    /// to release it.
+    NotArmed,
+    /// Closed with no successor published: the daemon finishes the release
+    /// (and grants whom it decides) when rung.
+    ToDaemon,
+    /// Closed and handed to the published successor; `ring`: whether the
+    /// daemon asked to be rung anyway.
+    HandedOff { ring: bool },
 }
 
 /// The shared region, mapped in the daemon and in every client.
@@ -213,20 +252,21 @@ impl Region {
     /// The holder's side of a release (see the module documentation):
     /// closes `record` if it is armed for `key` and grants a published
     /// successor directly (`token_payload`: what a token's successor gets;
-    /// a lock's successor gets the published handle). Returns whether the
-    /// record was armed (the daemon then finishes the release from here;
-    /// otherwise the client asks it to).
-    pub fn close(&self, record: &Record, key: u64, token_payload: Option<u32>) -> bool {
+    /// a lock's successor gets the published handle).
+    pub fn close(&self, record: &Record, key: u64, token_payload: Option<u32>) -> Closed {
         if record.key.load(Ordering::Acquire) != key {
-            return false;
+            return Closed::NotArmed;
         }
         let old = record.state.swap(CLOSED, Ordering::AcqRel);
-        if let Some((slot, want, handle)) = published(old) {
-            if let Some(s) = self.slot(slot) {
-                s.grant(want, token_payload.unwrap_or(handle));
+        match Successor::of(old) {
+            Some(next) => {
+                if let Some(s) = self.slot(next.slot) {
+                    s.grant(next.want, token_payload.unwrap_or(next.handle));
+                }
+                Closed::HandedOff { ring: next.ring }
             }
+            None => Closed::ToDaemon,
         }
-        true
     }
 }
 
@@ -353,16 +393,35 @@ mod tests {
         holder.reset(0);
         next.reset(50);
         let rec = &holder.records[LOCK_RECORDS[0]];
-        assert!(!r.close(rec, 8, None), "not armed: the daemon releases");
+        assert_eq!(r.close(rec, 8, None), Closed::NotArmed);
         rec.key.store(8, Ordering::Release);
-        let w = publish_word(1, 51, 12).expect("fits");
-        assert_eq!(published(w), Some((1, 51, 12)));
+        let succ = Successor {
+            slot: 1,
+            want: 51,
+            handle: 12,
+            ring: false,
+        };
+        let w = succ.word().expect("fits");
+        assert_eq!(Successor::of(w), Some(succ));
+        let rung = Successor { ring: true, ..succ };
+        assert_eq!(Successor::of(rung.word().expect("fits")), Some(rung));
         rec.state.store(w, Ordering::Release);
-        assert!(r.close(rec, 8, None));
+        assert_eq!(r.close(rec, 8, None), Closed::HandedOff { ring: false });
         assert_eq!(next.granted(51), Some(12));
         assert_eq!(rec.state.load(Ordering::Acquire), CLOSED);
-        assert_eq!(publish_word(MAX_CLIENTS, 1, 1), None);
-        assert_eq!(publish_word(1, 1, 1 << 16), None);
+        rec.state.store(EMPTY, Ordering::Release);
+        assert_eq!(r.close(rec, 8, None), Closed::ToDaemon);
+        assert_eq!(Successor::of(CLOSED), None);
+        let far = Successor {
+            slot: MAX_CLIENTS,
+            ..succ
+        };
+        assert_eq!(far.word(), None);
+        let big = Successor {
+            handle: 1 << 16,
+            ..succ
+        };
+        assert_eq!(big.word(), None);
     }
 
     #[test]
