@@ -36,7 +36,7 @@ use rtgpu_policy::interrupt::{self, BottomHalf, Handling};
 use rtgpu_policy::predictor::CostPredictor;
 use rtgpu_policy::token::{self, Decision, QueueRule, TokenAllocator};
 use rtgpu_policy::vgpu::{VgpuConfig, VgpuPolicy, VgpuScheduler};
-use rtgpu_policy::{JobId, Time};
+use rtgpu_policy::{JobId, Time, LOWEST};
 
 use crate::queue::{self, EventQueue, MinTree, Slot};
 use crate::setup::{fixed_irq_key, Setup};
@@ -127,8 +127,15 @@ struct Job {
     pc: usize,
     section_gpu: usize,
     reqs: [Option<ReqId>; 2],
+    /// The locks each of `reqs` names (its first lock twice when it names
+    /// one): with `gpu_lock_id`, every lock the job can hold, which lets
+    /// [`Engine::effective_key`] test a handful of locks instead of all.
+    req_locks: [[usize; 2]; 2],
     gpu_lock: Option<ReqId>,
+    gpu_lock_id: usize,
     has_token: bool,
+    /// The token held while `has_token`.
+    token: usize,
     token_time: Time,
     section_blocked: Time,
     op_start: Time,
@@ -375,8 +382,11 @@ impl Engine {
                 pc: 0,
                 section_gpu: 0,
                 reqs: [None; 2],
+                req_locks: [[0; 2]; 2],
                 gpu_lock: None,
+                gpu_lock_id: 0,
                 has_token: false,
+                token: 0,
                 token_time: 0,
                 section_blocked: 0,
                 op_start: 0,
@@ -1028,7 +1038,7 @@ impl Engine {
         };
         if gt.vgpu.is_some() {
             let g = gt.static_gpu;
-            self.on_token(i, g, false);
+            self.on_token(i, g, None);
             return;
         }
         let group = gt.group;
@@ -1044,9 +1054,9 @@ impl Engine {
             static_gpu: local(gt.static_gpu).unwrap_or(0),
         };
         match self.allocators[group].request(&req, now) {
-            Decision::Granted { gpu, .. } => {
+            Decision::Granted { gpu, token } => {
                 let g = self.s.groups[group].gpus[gpu];
-                self.on_token(i, g, true);
+                self.on_token(i, g, Some(token));
             }
             Decision::Queued { .. } => {
                 self.jobs[iu].blocked_since = Some(now);
@@ -1063,8 +1073,9 @@ impl Engine {
         }
     }
 
-    /// `i` holds a token for global GPU `g` (or its vGPU's GPU).
-    fn on_token(&mut self, i: u32, g: usize, token: bool) {
+    /// `i` holds token `token` (an index of its group's allocator) for
+    /// global GPU `g`, or no token but its vGPU's GPU `g`.
+    fn on_token(&mut self, i: u32, g: usize, token: Option<usize>) {
         let iu = i as usize;
         self.end_block(iu);
         let now = self.now;
@@ -1085,7 +1096,8 @@ impl Engine {
             |gpu: usize| (gpu * 3 + if s.gpus[gpu].copy_engines >= 2 { 2 } else { 1 }) as u32;
         let locks = &self.locks;
         let j = &mut self.jobs[iu];
-        j.has_token = token;
+        j.has_token = token.is_some();
+        j.token = token.unwrap_or(0);
         j.token_time = now;
         j.section_blocked = 0;
         j.section_gpu = g;
@@ -1220,18 +1232,30 @@ impl Engine {
         self.threads[i].key
     }
 
-    fn lock_request(&mut self, i: u32, locks: &[usize]) -> (ReqId, bool) {
+    /// Request `locks` (one, or a DGL of two) for job `i` and note the
+    /// request in the job's slot `slot` (0, 1: `reqs`; 2: `gpu_lock`)
+    /// before the interrupt threads are re-keyed, so that
+    /// [`Self::effective_key`] sees every lock the job may hold.
+    fn lock_request(&mut self, i: u32, locks: &[usize], slot: usize) -> bool {
         let prio = self.prio_of(i as usize);
         let (r, ok) = self.locks.request(i as JobId, prio, locks);
         if self.req_owner.len() <= r {
             self.req_owner.resize(r + 1, 0);
         }
         self.req_owner[r] = i;
+        let j = &mut self.jobs[i as usize];
+        if slot == 2 {
+            j.gpu_lock = Some(r);
+            j.gpu_lock_id = locks[0];
+        } else {
+            j.reqs[slot] = Some(r);
+            j.req_locks[slot] = [locks[0], *locks.last().unwrap_or(&locks[0])];
+        }
         if !ok {
             // A new waiter: the holders may inherit its priority.
             self.refresh_irq_keys();
         }
-        (r, ok)
+        ok
     }
 
     /// Continue job `i`'s GPU section from its current op: acquire the
@@ -1254,23 +1278,14 @@ impl Engine {
                 let ok = if want == 2 && nested {
                     // Nested: the lower lock first, the other once held.
                     let order = rtgpu_policy::engine_lock::nested_order(op.locks[0], op.locks[1]);
-                    let (r, ok) = self.lock_request(i, &order[..1]);
-                    self.jobs[iu].reqs[0] = Some(r);
-                    if ok {
-                        let (r2, ok2) = self.lock_request(i, &order[1..]);
-                        self.jobs[iu].reqs[1] = Some(r2);
-                        ok2
-                    } else {
-                        false
-                    }
+                    self.lock_request(i, &order[..1], 0) && self.lock_request(i, &order[1..], 1)
                 } else {
-                    let (r, ok) = self.lock_request(i, &op.locks[..want]);
-                    if matches!(op.kind, OpKind::GpuLock) {
-                        self.jobs[iu].gpu_lock = Some(r);
+                    let slot = if matches!(op.kind, OpKind::GpuLock) {
+                        2
                     } else {
-                        self.jobs[iu].reqs[0] = Some(r);
-                    }
-                    ok
+                        0
+                    };
+                    self.lock_request(i, &op.locks[..want], slot)
                 };
                 if !ok {
                     self.jobs[iu].blocked_since = Some(self.now);
@@ -1301,9 +1316,7 @@ impl Engine {
         let nested = self.s.policy.peer_locking == PeerLocking::Nested;
         if op.nlocks == 2 && nested && j.reqs[1].is_none() {
             let order = rtgpu_policy::engine_lock::nested_order(op.locks[0], op.locks[1]);
-            let (r2, ok2) = self.lock_request(i, &order[1..]);
-            self.jobs[iu].reqs[1] = Some(r2);
-            if !ok2 {
+            if !self.lock_request(i, &order[1..], 1) {
                 return;
             }
         }
@@ -1469,15 +1482,74 @@ impl Engine {
     /// runtime's arbiter applies).
     fn owner_key(&self, i: u32) -> u64 {
         let iu = i as usize;
-        match self.s.tasks[iu].gpu.as_ref() {
-            Some(gt) => effective_priority(
-                i as JobId,
-                &|j: JobId| self.threads[j as usize].key,
-                &self.allocators[gt.group],
-                &self.locks,
-            ),
+        let key = match self.s.tasks[iu].gpu.as_ref() {
+            Some(gt) => self.effective_key(i, &self.allocators[gt.group], 4),
             None => self.threads[iu].key,
+        };
+        debug_assert_eq!(
+            key,
+            match self.s.tasks[iu].gpu.as_ref() {
+                Some(gt) => effective_priority(
+                    i as JobId,
+                    &|j: JobId| self.threads[j as usize].key,
+                    &self.allocators[gt.group],
+                    &self.locks,
+                ),
+                None => self.threads[iu].key,
+            },
+            "effective_key agrees with the policy core"
+        );
+        key
+    }
+
+    /// `rtgpu_policy::inherit::effective_priority` (same rule, same
+    /// recursion depth, same allocator `tokens` throughout), without its
+    /// scans: a job that holds no token inherits nothing from a token queue
+    /// (`inherited` would return `None`), nor does a holder from a queue
+    /// where no one waits, and the locks a job holds are among those of its
+    /// own live requests (`reqs`, `gpu_lock`), so only those are tested
+    /// with `holder` instead of every lock of every GPU; a lock with no
+    /// request queued behind the head has no waiters to pass a priority on.
+    /// The policy core's version took more than half of the GPU
+    /// workload's run time, called on every lock change for every GPU
+    /// with a bottom half in progress.
+    fn effective_key(&self, job: u32, tokens: &TokenAllocator, depth: u8) -> u64 {
+        let ju = job as usize;
+        let j = &self.jobs[ju];
+        let mut p = self.threads[ju].key;
+        // Only a queue with someone waiting behind the holder passes a
+        // priority on (`queue_len` counts the holder).
+        if j.has_token && tokens.queue_len(j.token) > 1 {
+            p = p.min(tokens.inherited(job as JobId).unwrap_or(LOWEST));
         }
+        if depth == 0 {
+            return p;
+        }
+        let mut cand = [usize::MAX; 5];
+        for k in 0..2 {
+            if j.reqs[k].is_some() {
+                cand[2 * k] = j.req_locks[k][0];
+                cand[2 * k + 1] = j.req_locks[k][1];
+            }
+        }
+        if j.gpu_lock.is_some() {
+            cand[4] = j.gpu_lock_id;
+        }
+        for (n, &l) in cand.iter().enumerate() {
+            // A lock named twice (one-lock requests) counts once.
+            if l == usize::MAX || self.locks.queue_len(l) <= 1 || cand[..n].contains(&l) {
+                continue;
+            }
+            if self.locks.holder(l) != Some(job as JobId) {
+                continue;
+            }
+            for (w, _) in self.locks.waiters(l) {
+                if w != job as JobId {
+                    p = p.min(self.effective_key(w, tokens, depth - 1));
+                }
+            }
+        }
+        p
     }
 
     /// A GPU operation of job `i` completed: an interrupt on GPU `g`.
@@ -1736,7 +1808,7 @@ impl Engine {
             alloc.predictor_mut().observe(iu, distance, cost);
             if let Some(grant) = alloc.release(i as JobId, now) {
                 let gg = self.s.groups[group].gpus[grant.gpu];
-                self.on_token(grant.job, gg, true);
+                self.on_token(grant.job, gg, Some(grant.token));
             }
             // The queues changed: so may the holders' inherited priorities.
             self.refresh_irq_keys();
