@@ -224,6 +224,14 @@ pub struct Engine {
     dom_run: Vec<Vec<(u128, Time)>>,
     /// Scratch list of the jobs whose copies a bus event completed.
     bus_done: Vec<u32>,
+    /// Bumped on every change an effective priority can depend on (token
+    /// queues, engine locks, a job's requests and token, a task's key).
+    prio_epoch: u64,
+    /// Per job: `(prio_epoch, owner_key)` of its last computed effective
+    /// priority. An interrupt's owner key is asked for at the interrupt, at
+    /// its bottom half's start and on every lock or queue change; most of
+    /// these asks find nothing changed since the last.
+    key_cache: Vec<(u64, u64)>,
 }
 
 /// `class(2) | kind(3) | a(27) | b(32)`, class first so that an instant's
@@ -563,6 +571,8 @@ impl Engine {
             idle,
             dom_pos,
             bus_done: Vec::new(),
+            prio_epoch: 0,
+            key_cache: vec![(u64::MAX, 0); n],
             s,
         }
     }
@@ -724,6 +734,7 @@ impl Engine {
         };
         th.domain = dom0;
         th.key = if edf { deadline } else { key0 };
+        self.prio_epoch += 1;
         self.make_ready(i);
     }
 
@@ -753,6 +764,7 @@ impl Engine {
                 th.domain = p.domain as u32;
                 if !self.s.edf {
                     th.key = p.key;
+                    self.prio_epoch += 1;
                 }
                 th.piece_left = if last { Time::MAX } else { p.budget };
                 if release > self.now {
@@ -1053,6 +1065,7 @@ impl Engine {
             last_gpu: self.jobs[iu].last_gpu.and_then(local),
             static_gpu: local(gt.static_gpu).unwrap_or(0),
         };
+        self.prio_epoch += 1;
         match self.allocators[group].request(&req, now) {
             Decision::Granted { gpu, token } => {
                 let g = self.s.groups[group].gpus[gpu];
@@ -1097,6 +1110,7 @@ impl Engine {
         let locks = &self.locks;
         let j = &mut self.jobs[iu];
         j.has_token = token.is_some();
+        self.prio_epoch += 1;
         j.token = token.unwrap_or(0);
         j.token_time = now;
         j.section_blocked = 0;
@@ -1239,6 +1253,7 @@ impl Engine {
     fn lock_request(&mut self, i: u32, locks: &[usize], slot: usize) -> bool {
         let prio = self.prio_of(i as usize);
         let (r, ok) = self.locks.request(i as JobId, prio, locks);
+        self.prio_epoch += 1;
         if self.req_owner.len() <= r {
             self.req_owner.resize(r + 1, 0);
         }
@@ -1480,8 +1495,12 @@ impl Engine {
     /// inherits through its token queue and the engine locks it holds (the
     /// policy core's rule, seed 000 R2 / seed 004 §4.2, the same the
     /// runtime's arbiter applies).
-    fn owner_key(&self, i: u32) -> u64 {
+    fn owner_key(&mut self, i: u32) -> u64 {
         let iu = i as usize;
+        let (at, cached) = self.key_cache[iu];
+        if at == self.prio_epoch && !cfg!(debug_assertions) {
+            return cached;
+        }
         let key = match self.s.tasks[iu].gpu.as_ref() {
             Some(gt) => self.effective_key(i, &self.allocators[gt.group], 4),
             None => self.threads[iu].key,
@@ -1499,6 +1518,8 @@ impl Engine {
             },
             "effective_key agrees with the policy core"
         );
+        debug_assert!(at != self.prio_epoch || cached == key, "stale key cache");
+        self.key_cache[iu] = (self.prio_epoch, key);
         key
     }
 
@@ -1768,6 +1789,7 @@ impl Engine {
                 self.locks.release(r, &mut grants);
             }
         }
+        self.prio_epoch += 1;
         for g in grants.drain(..) {
             self.on_lock_granted(g);
         }
@@ -1782,6 +1804,7 @@ impl Engine {
             let mut grants = std::mem::take(&mut self.grants);
             grants.clear();
             self.locks.release(r, &mut grants);
+            self.prio_epoch += 1;
             for g in grants.drain(..) {
                 self.on_lock_granted(g);
             }
@@ -1806,7 +1829,9 @@ impl Engine {
             }
             let alloc = &mut self.allocators[group];
             alloc.predictor_mut().observe(iu, distance, cost);
-            if let Some(grant) = alloc.release(i as JobId, now) {
+            let grant = alloc.release(i as JobId, now);
+            self.prio_epoch += 1;
+            if let Some(grant) = grant {
                 let gg = self.s.groups[group].gpus[grant.gpu];
                 self.on_token(grant.job, gg, Some(grant.token));
             }
