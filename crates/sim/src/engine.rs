@@ -224,9 +224,9 @@ pub struct Engine {
     dom_run: Vec<Vec<(u128, Time)>>,
     /// Scratch list of the jobs whose copies a bus event completed.
     bus_done: Vec<u32>,
-    /// Bumped on every change an effective priority can depend on (token
-    /// queues, engine locks, a job's requests and token, a task's key).
-    prio_epoch: u64,
+    /// Per GPU group: bumped on every change an effective priority in the
+    /// group can depend on (see [`Engine::touch`]).
+    prio_epoch: Vec<u64>,
     /// Per job: `(prio_epoch, owner_key)` of its last computed effective
     /// priority. An interrupt's owner key is asked for at the interrupt, at
     /// its bottom half's start and on every lock or queue change; most of
@@ -571,7 +571,7 @@ impl Engine {
             idle,
             dom_pos,
             bus_done: Vec::new(),
-            prio_epoch: 0,
+            prio_epoch: vec![0; s.groups.len()],
             key_cache: vec![(u64::MAX, 0); n],
             s,
         }
@@ -734,7 +734,7 @@ impl Engine {
         };
         th.domain = dom0;
         th.key = if edf { deadline } else { key0 };
-        self.prio_epoch += 1;
+        self.touch(iu);
         self.make_ready(i);
     }
 
@@ -764,11 +764,11 @@ impl Engine {
                 th.domain = p.domain as u32;
                 if !self.s.edf {
                     th.key = p.key;
-                    self.prio_epoch += 1;
                 }
                 th.piece_left = if last { Time::MAX } else { p.budget };
+                self.touch(iu);
                 if release > self.now {
-                    th.state = TState::Suspended;
+                    self.threads[iu].state = TState::Suspended;
                     self.push(release, Ev::PieceStart(i));
                     return;
                 }
@@ -1065,7 +1065,7 @@ impl Engine {
             last_gpu: self.jobs[iu].last_gpu.and_then(local),
             static_gpu: local(gt.static_gpu).unwrap_or(0),
         };
-        self.prio_epoch += 1;
+        self.touch(iu);
         match self.allocators[group].request(&req, now) {
             Decision::Granted { gpu, token } => {
                 let g = self.s.groups[group].gpus[gpu];
@@ -1110,7 +1110,6 @@ impl Engine {
         let locks = &self.locks;
         let j = &mut self.jobs[iu];
         j.has_token = token.is_some();
-        self.prio_epoch += 1;
         j.token = token.unwrap_or(0);
         j.token_time = now;
         j.section_blocked = 0;
@@ -1239,6 +1238,8 @@ impl Engine {
             out_engine(g),
             (l, n),
         );
+        // Its token (or none) is part of its effective priority.
+        self.touch(iu);
         self.advance(i);
     }
 
@@ -1253,7 +1254,7 @@ impl Engine {
     fn lock_request(&mut self, i: u32, locks: &[usize], slot: usize) -> bool {
         let prio = self.prio_of(i as usize);
         let (r, ok) = self.locks.request(i as JobId, prio, locks);
-        self.prio_epoch += 1;
+        self.touch(i as usize);
         if self.req_owner.len() <= r {
             self.req_owner.resize(r + 1, 0);
         }
@@ -1497,14 +1498,15 @@ impl Engine {
     /// runtime's arbiter applies).
     fn owner_key(&mut self, i: u32) -> u64 {
         let iu = i as usize;
+        let Some(group) = self.s.tasks[iu].gpu.as_ref().map(|gt| gt.group) else {
+            return self.threads[iu].key;
+        };
+        let epoch = self.prio_epoch[group];
         let (at, cached) = self.key_cache[iu];
-        if at == self.prio_epoch && !cfg!(debug_assertions) {
+        if at == epoch && !cfg!(debug_assertions) {
             return cached;
         }
-        let key = match self.s.tasks[iu].gpu.as_ref() {
-            Some(gt) => self.effective_key(i, &self.allocators[gt.group], 4),
-            None => self.threads[iu].key,
-        };
+        let key = self.effective_key(i, &self.allocators[group], 4);
         debug_assert_eq!(
             key,
             match self.s.tasks[iu].gpu.as_ref() {
@@ -1518,9 +1520,21 @@ impl Engine {
             },
             "effective_key agrees with the policy core"
         );
-        debug_assert!(at != self.prio_epoch || cached == key, "stale key cache");
-        self.key_cache[iu] = (self.prio_epoch, key);
+        debug_assert!(at != epoch || cached == key, "stale key cache");
+        self.key_cache[iu] = (epoch, key);
         key
+    }
+
+    /// Task `i` changed something an effective priority can depend on: its
+    /// key, its token, its engine-lock requests, or a token queue or engine
+    /// lock of its GPU group. Effective priorities of one group depend on
+    /// that group only (its allocator, the locks of its GPUs, which only
+    /// its tasks request, and those tasks' keys), so only its epoch moves.
+    #[inline]
+    fn touch(&mut self, i: usize) {
+        if let Some(gt) = &self.s.tasks[i].gpu {
+            self.prio_epoch[gt.group] += 1;
+        }
     }
 
     /// `rtgpu_policy::inherit::effective_priority` (same rule, same
@@ -1789,7 +1803,7 @@ impl Engine {
                 self.locks.release(r, &mut grants);
             }
         }
-        self.prio_epoch += 1;
+        self.touch(iu);
         for g in grants.drain(..) {
             self.on_lock_granted(g);
         }
@@ -1804,7 +1818,7 @@ impl Engine {
             let mut grants = std::mem::take(&mut self.grants);
             grants.clear();
             self.locks.release(r, &mut grants);
-            self.prio_epoch += 1;
+            self.touch(iu);
             for g in grants.drain(..) {
                 self.on_lock_granted(g);
             }
@@ -1830,7 +1844,7 @@ impl Engine {
             let alloc = &mut self.allocators[group];
             alloc.predictor_mut().observe(iu, distance, cost);
             let grant = alloc.release(i as JobId, now);
-            self.prio_epoch += 1;
+            self.touch(iu);
             if let Some(grant) = grant {
                 let gg = self.s.groups[group].gpus[grant.gpu];
                 self.on_token(grant.job, gg, Some(grant.token));
