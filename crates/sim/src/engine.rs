@@ -734,7 +734,9 @@ impl Engine {
         };
         th.domain = dom0;
         th.key = if edf { deadline } else { key0 };
-        self.touch(iu);
+        // A job that starts is in no token or lock queue: only its own
+        // effective priority changes.
+        self.key_cache[iu].0 = u64::MAX;
         self.make_ready(i);
     }
 
@@ -1065,13 +1067,16 @@ impl Engine {
             last_gpu: self.jobs[iu].last_gpu.and_then(local),
             static_gpu: local(gt.static_gpu).unwrap_or(0),
         };
-        self.touch(iu);
         match self.allocators[group].request(&req, now) {
             Decision::Granted { gpu, token } => {
+                // Granted at once: its queue was empty, so no priority is
+                // inherited through it, by it or anyone else.
                 let g = self.s.groups[group].gpus[gpu];
                 self.on_token(i, g, Some(token));
             }
             Decision::Queued { .. } => {
+                // A new waiter: its token holder may inherit its priority.
+                self.touch(iu);
                 self.jobs[iu].blocked_since = Some(now);
                 self.refresh_irq_keys();
             }
@@ -1239,7 +1244,7 @@ impl Engine {
             (l, n),
         );
         // Its token (or none) is part of its effective priority.
-        self.touch(iu);
+        self.key_cache[iu].0 = u64::MAX;
         self.advance(i);
     }
 
@@ -1254,7 +1259,11 @@ impl Engine {
     fn lock_request(&mut self, i: u32, locks: &[usize], slot: usize) -> bool {
         let prio = self.prio_of(i as usize);
         let (r, ok) = self.locks.request(i as JobId, prio, locks);
-        self.touch(i as usize);
+        if !ok {
+            // A new waiter (a request satisfied at once found its locks'
+            // queues empty: it has no waiters, and waits on nothing).
+            self.touch(i as usize);
+        }
         if self.req_owner.len() <= r {
             self.req_owner.resize(r + 1, 0);
         }
@@ -1800,15 +1809,32 @@ impl Engine {
         grants.clear();
         for k in 0..2 {
             if let Some(r) = self.jobs[iu].reqs[k].take() {
-                self.locks.release(r, &mut grants);
+                let locks = self.jobs[iu].req_locks[k];
+                self.release_lock(iu, r, locks, &mut grants);
             }
         }
-        self.touch(iu);
         for g in grants.drain(..) {
             self.on_lock_granted(g);
         }
         self.grants = grants;
         self.refresh_irq_keys();
+    }
+
+    /// Release job `iu`'s lock request `r` (on `locks`, a lock named twice
+    /// counting once). Effective priorities change only if someone waited
+    /// on one of the locks; a request alone in its queues had no waiters.
+    fn release_lock(
+        &mut self,
+        iu: usize,
+        r: ReqId,
+        locks: [usize; 2],
+        grants: &mut Vec<LockGrant>,
+    ) {
+        let waited = locks.iter().any(|&l| self.locks.queue_len(l) > 1);
+        self.locks.release(r, grants);
+        if waited {
+            self.touch(iu);
+        }
     }
 
     fn finish_section(&mut self, i: u32) {
@@ -1817,8 +1843,8 @@ impl Engine {
         if let Some(r) = self.jobs[iu].gpu_lock.take() {
             let mut grants = std::mem::take(&mut self.grants);
             grants.clear();
-            self.locks.release(r, &mut grants);
-            self.touch(iu);
+            let l = self.jobs[iu].gpu_lock_id;
+            self.release_lock(iu, r, [l, l], &mut grants);
             for g in grants.drain(..) {
                 self.on_lock_granted(g);
             }
@@ -1844,7 +1870,11 @@ impl Engine {
             let alloc = &mut self.allocators[group];
             alloc.predictor_mut().observe(iu, distance, cost);
             let grant = alloc.release(i as JobId, now);
-            self.touch(iu);
+            if grant.is_some() {
+                // A waiter became a holder (without a grant, no one waited).
+                self.touch(iu);
+            }
+            self.key_cache[iu].0 = u64::MAX;
             if let Some(grant) = grant {
                 let gg = self.s.groups[group].gpus[grant.gpu];
                 self.on_token(grant.job, gg, Some(grant.token));
