@@ -236,6 +236,7 @@ pub struct Engine {
 
 /// `class(2) | kind(3) | a(27) | b(32)`, class first so that an instant's
 /// segment ends (0) come before device completions (1) and releases (2).
+#[inline(always)]
 fn encode(ev: Ev) -> u64 {
     let (class, kind, a, b): (u64, u64, u32, u32) = match ev {
         Ev::Segment(c, stamp) => (0, 0, c, stamp),
@@ -581,7 +582,9 @@ impl Engine {
     /// is not preempted at t), then device completions, then releases;
     /// within a class, in the order of their encoding (deterministic). An
     /// event is packed into one u64 beside its time (16-byte heap entries).
-    #[inline]
+    // Always inlined: each call site names one kind of event, so the
+    // encoding and the slot choice fold to constants there.
+    #[inline(always)]
     fn push(&mut self, t: Time, ev: Ev) {
         // Slot groups: cores, buses, tasks, GPUs (see `new`).
         let slot = match ev {
