@@ -133,6 +133,10 @@ struct Job {
     req_locks: [[usize; 2]; 2],
     gpu_lock: Option<ReqId>,
     gpu_lock_id: usize,
+    /// Whether `reqs[0]`, `reqs[1]`, `gpu_lock` are satisfied (their locks
+    /// held): set when a request is granted at once or by a release's
+    /// grant, cleared when it is released.
+    held: [bool; 3],
     has_token: bool,
     /// The token held while `has_token`.
     token: usize,
@@ -394,6 +398,7 @@ impl Engine {
                 req_locks: [[0; 2]; 2],
                 gpu_lock: None,
                 gpu_lock_id: 0,
+                held: [false; 3],
                 has_token: false,
                 token: 0,
                 token_time: 0,
@@ -1272,6 +1277,7 @@ impl Engine {
         }
         self.req_owner[r] = i;
         let j = &mut self.jobs[i as usize];
+        j.held[slot] = ok;
         if slot == 2 {
             j.gpu_lock = Some(r);
             j.gpu_lock_id = locks[0];
@@ -1333,6 +1339,14 @@ impl Engine {
     fn on_lock_granted(&mut self, g: LockGrant) {
         let i = self.req_owner[g.req];
         let iu = i as usize;
+        let j = &mut self.jobs[iu];
+        if j.gpu_lock == Some(g.req) {
+            j.held[2] = true;
+        } else if j.reqs[1] == Some(g.req) {
+            j.held[1] = true;
+        } else {
+            j.held[0] = true;
+        }
         let j = &self.jobs[iu];
         if j.gpu_lock == Some(g.req) {
             self.end_block(iu);
@@ -1553,10 +1567,10 @@ impl Engine {
     /// recursion depth, same allocator `tokens` throughout), without its
     /// scans: a job that holds no token inherits nothing from a token queue
     /// (`inherited` would return `None`), nor does a holder from a queue
-    /// where no one waits, and the locks a job holds are among those of its
-    /// own live requests (`reqs`, `gpu_lock`), so only those are tested
-    /// with `holder` instead of every lock of every GPU; a lock with no
-    /// request queued behind the head has no waiters to pass a priority on.
+    /// where no one waits, and the locks a job holds are those of its own
+    /// satisfied requests (`Job::held`), so no lock of any GPU is scanned
+    /// for its holder; a lock with no request queued behind the head has no
+    /// waiters to pass a priority on.
     /// The policy core's version took more than half of the GPU
     /// workload's run time, called on every lock change for every GPU
     /// with a bottom half in progress.
@@ -1572,24 +1586,21 @@ impl Engine {
         if depth == 0 {
             return p;
         }
-        let mut cand = [usize::MAX; 5];
-        for k in 0..2 {
-            if j.reqs[k].is_some() {
-                cand[2 * k] = j.req_locks[k][0];
-                cand[2 * k + 1] = j.req_locks[k][1];
-            }
-        }
-        if j.gpu_lock.is_some() {
-            cand[4] = j.gpu_lock_id;
-        }
-        for (n, &l) in cand.iter().enumerate() {
-            // A lock named twice (one-lock requests) counts once.
-            if l == usize::MAX || self.locks.queue_len(l) <= 1 || cand[..n].contains(&l) {
+        // The locks of its satisfied requests are the locks it holds (a
+        // lock seen twice only repeats a minimum).
+        let held = [
+            (j.held[0], j.req_locks[0][0]),
+            (j.held[0], j.req_locks[0][1]),
+            (j.held[1], j.req_locks[1][0]),
+            (j.held[2], j.gpu_lock_id),
+        ];
+        for (n, &(h, l)) in held.iter().enumerate() {
+            // No waiters behind a lone head; a one-lock request names its
+            // lock twice.
+            if !h || (n == 1 && l == held[0].1) || self.locks.queue_len(l) <= 1 {
                 continue;
             }
-            if self.locks.holder(l) != Some(job as JobId) {
-                continue;
-            }
+            debug_assert_eq!(self.locks.holder(l), Some(job as JobId), "held flags");
             for (w, _) in self.locks.waiters(l) {
                 if w != job as JobId {
                     p = p.min(self.effective_key(w, tokens, depth - 1));
@@ -1812,6 +1823,7 @@ impl Engine {
         grants.clear();
         for k in 0..2 {
             if let Some(r) = self.jobs[iu].reqs[k].take() {
+                self.jobs[iu].held[k] = false;
                 let locks = self.jobs[iu].req_locks[k];
                 self.release_lock(iu, r, locks, &mut grants);
             }
@@ -1844,6 +1856,7 @@ impl Engine {
         let iu = i as usize;
         let now = self.now;
         if let Some(r) = self.jobs[iu].gpu_lock.take() {
+            self.jobs[iu].held[2] = false;
             let mut grants = std::mem::take(&mut self.grants);
             grants.clear();
             let l = self.jobs[iu].gpu_lock_id;
