@@ -88,7 +88,7 @@ impl<K: TreeKey> MinTree<K> {
     /// Put `key` in slot `i`. A key lower than the slot's old one climbs
     /// only while it wins; a higher one replays the matches only where
     /// the slot's old key was the winner.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn set(&mut self, i: usize, key: K) {
         let mut p = self.size + i;
         let old = self.nodes[p];
@@ -203,7 +203,9 @@ impl EventQueue {
         key(k >> b, self.codes[g][slot])
     }
 
-    #[inline]
+    // Always inlined: the engine's call sites each pass one kind of slot,
+    // so the placement folds to a constant there.
+    #[inline(always)]
     pub(crate) fn push(&mut self, t: Time, code: u64, slot: Slot) {
         let (g, i) = match slot {
             Slot::Replace(g, i) => (g, i),
