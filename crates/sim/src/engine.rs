@@ -330,6 +330,7 @@ impl Buckets {
     }
 }
 
+#[inline(always)]
 fn add_busy(series: &mut [Time], buckets: &mut Buckets, start: Time, end: Time) {
     let bucket = buckets.size;
     if bucket == 0 || series.is_empty() {
@@ -865,6 +866,7 @@ impl Engine {
     }
 
     /// The most urgent ready thread of domain `d`: `(key, thread)`.
+    #[inline]
     fn valid_top(&self, d: usize) -> Option<(u64, u32)> {
         self.ready[d]
             .min()
@@ -892,6 +894,7 @@ impl Engine {
         }
     }
 
+    #[inline(always)]
     fn dispatch(&mut self, tid: u32, c: usize) {
         let now = self.now;
         let start = now.max(self.cores[c].frozen_until);
@@ -920,6 +923,7 @@ impl Engine {
     }
 
     /// Progress of the thread on core `c` up to now; ends its run span.
+    #[inline(always)]
     fn stop_running(&mut self, c: usize) -> Option<u32> {
         let now = self.now;
         let tid = self.cores[c].running.take()?;
@@ -1369,6 +1373,7 @@ impl Engine {
         self.start_op(i, op);
     }
 
+    #[inline(always)]
     fn start_op(&mut self, i: u32, op: Op) {
         let now = self.now;
         let iu = i as usize;
@@ -1525,6 +1530,7 @@ impl Engine {
     /// inherits through its token queue and the engine locks it holds (the
     /// policy core's rule, seed 000 R2 / seed 004 §4.2, the same the
     /// runtime's arbiter applies).
+    #[inline(always)]
     fn owner_key(&mut self, i: u32) -> u64 {
         let iu = i as usize;
         let Some(group) = self.s.tasks[iu].gpu.as_ref().map(|gt| gt.group) else {
@@ -1743,6 +1749,7 @@ impl Engine {
         }
     }
 
+    #[inline(always)]
     fn irq_next(&mut self, g: usize) {
         let Some(k) = self.irq_queue[g].pop_front() else {
             self.irq_current[g] = None;
@@ -1854,6 +1861,7 @@ impl Engine {
     /// Release job `iu`'s lock request `r` (on `locks`, a lock named twice
     /// counting once). Effective priorities change only if someone waited
     /// on one of the locks; a request alone in its queues had no waiters.
+    #[inline(always)]
     fn release_lock(
         &mut self,
         iu: usize,
