@@ -124,6 +124,8 @@ struct Job {
     next_arrival: Time,
     // GPU section
     ops: Vec<Op>,
+    /// `(GPU, migration source)` that `ops` were built for.
+    ops_for: Option<(usize, Option<usize>)>,
     pc: usize,
     section_gpu: usize,
     reqs: [Option<ReqId>; 2],
@@ -395,6 +397,7 @@ impl Engine {
                 released: 0,
                 next_arrival: 0,
                 ops: Vec::new(),
+                ops_for: None,
                 pc: 0,
                 section_gpu: 0,
                 reqs: [None; 2],
@@ -1136,6 +1139,23 @@ impl Engine {
         j.section_gpu = g;
         j.gpu = Some(g as u32);
         j.pc = 0;
+        // The operations depend only on the GPU and the migration source
+        // (the task and the policy being fixed): on the GPU of its last
+        // section, from the same place, a job repeats its predecessor's.
+        let from = j.last_gpu.filter(|&p| p != g);
+        if j.ops_for == Some((g, from)) {
+            j.distance = match from {
+                Some(p) => {
+                    self.stats[iu].migrations += 1;
+                    s.platform.migration_distance(p, g)
+                }
+                None => 0,
+            };
+            self.key_cache[iu].0 = u64::MAX;
+            self.advance(i);
+            return;
+        }
+        j.ops_for = Some((g, from));
         j.ops.clear();
         let engine_locks = policy.engine_locks || gt.vgpu.is_some();
         let one = |l: usize| [l, l];
