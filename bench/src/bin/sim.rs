@@ -5,7 +5,12 @@
 //! python3 -m venv .venv-simso && .venv-simso/bin/pip install simso
 //! cargo run --release -p rtgpu-bench --bin sim -- [--seconds S] [--simso PYTHON]
 //! cargo run --release -p rtgpu-bench --bin sim -- --case cpu|gpu   # one case, no SimSo
+//! cargo run --release -p rtgpu-bench --bin sim -- --case gpu --once 200  # one run of 200 simulated s
 //! ```
+//!
+//! `--once S` simulates the case once for `S` seconds of simulated time
+//! (no growing, no best of three): a fixed amount of work, for profilers
+//! and instruction counts (`valgrind --tool=callgrind`).
 //!
 //! 1. CPU-only G-EDF, m = 8, n = 40, total utilization 6 (UUniFast, whole-ms
 //!    periods log-uniform in [10, 1000] ms, seeded), zero overheads.
@@ -146,6 +151,7 @@ fn main() {
     // `--case cpu|gpu`: run one rtgpu case only, no SimSo (for profiling).
     let mut only: Option<String> = None;
     let mut python = PathBuf::from(".venv-simso/bin/python");
+    let mut once: Option<u64> = None;
     let mut i = 1;
     while i < args.len() {
         match (args[i].as_str(), args.get(i + 1)) {
@@ -160,13 +166,20 @@ fn main() {
                 only = Some(v.clone());
                 i += 2;
             }
+            ("--once", Some(v)) => {
+                once = Some(v.parse().unwrap_or_else(|_| {
+                    eprintln!("sim: --once expects whole simulated seconds, found {v}");
+                    std::process::exit(2)
+                }));
+                i += 2;
+            }
             ("--simso", Some(v)) => {
                 python = PathBuf::from(v);
                 i += 2;
             }
             (a, _) => {
                 eprintln!(
-                    "sim: unknown argument {a} (use --seconds S, --simso PYTHON, --case cpu|gpu)"
+                    "sim: unknown argument {a} (use --seconds S, --simso PYTHON, --case cpu|gpu, --once S)"
                 );
                 std::process::exit(2);
             }
@@ -187,6 +200,26 @@ fn main() {
                 }
             }
         };
+        if let Some(secs) = once {
+            let cfg = SimConfig {
+                duration: secs.saturating_mul(1_000_000_000),
+                jitter: false,
+                buckets: 1,
+                ..SimConfig::default()
+            };
+            let cpu0 = thread_cpu();
+            match simulate(&w, &cfg) {
+                Ok(r) => {
+                    let cpu = thread_cpu() - cpu0;
+                    println!("{case}: {} jobs in {cpu:.3} CPU s", r.jobs);
+                }
+                Err(e) => {
+                    eprintln!("sim: {e}");
+                    std::process::exit(2);
+                }
+            }
+            return;
+        }
         let (wall, cpu, jobs) = rate(&w, seconds);
         println!("{case}: {wall:.0} jobs per wall s, {cpu:.0} jobs per CPU s ({jobs} jobs/run)");
         return;

@@ -36,7 +36,7 @@ use rtgpu_policy::interrupt::{self, BottomHalf, Handling};
 use rtgpu_policy::predictor::CostPredictor;
 use rtgpu_policy::token::{self, Decision, QueueRule, TokenAllocator};
 use rtgpu_policy::vgpu::{VgpuConfig, VgpuPolicy, VgpuScheduler};
-use rtgpu_policy::{JobId, Time};
+use rtgpu_policy::{JobId, Time, LOWEST};
 
 use crate::queue::{self, EventQueue, MinTree, Slot};
 use crate::setup::{fixed_irq_key, Setup};
@@ -124,11 +124,24 @@ struct Job {
     next_arrival: Time,
     // GPU section
     ops: Vec<Op>,
+    /// `(GPU, migration source)` that `ops` were built for.
+    ops_for: Option<(usize, Option<usize>)>,
     pc: usize,
     section_gpu: usize,
     reqs: [Option<ReqId>; 2],
+    /// The locks each of `reqs` names (its first lock twice when it names
+    /// one): with `gpu_lock_id`, every lock the job can hold, which lets
+    /// [`Engine::effective_key`] test a handful of locks instead of all.
+    req_locks: [[usize; 2]; 2],
     gpu_lock: Option<ReqId>,
+    gpu_lock_id: usize,
+    /// Whether `reqs[0]`, `reqs[1]`, `gpu_lock` are satisfied (their locks
+    /// held): set when a request is granted at once or by a release's
+    /// grant, cleared when it is released.
+    held: [bool; 3],
     has_token: bool,
+    /// The token held while `has_token`.
+    token: usize,
     token_time: Time,
     section_blocked: Time,
     op_start: Time,
@@ -217,10 +230,21 @@ pub struct Engine {
     dom_run: Vec<Vec<(u128, Time)>>,
     /// Scratch list of the jobs whose copies a bus event completed.
     bus_done: Vec<u32>,
+    /// Per GPU group: bumped on every change an effective priority in the
+    /// group can depend on (see [`Engine::touch`]).
+    prio_epoch: Vec<u64>,
+    /// Per job: `(prio_epoch, owner_key)` of its last computed effective
+    /// priority. An interrupt's owner key is asked for at the interrupt, at
+    /// its bottom half's start and on every lock or queue change; most of
+    /// these asks find nothing changed since the last.
+    key_cache: Vec<(u64, u64)>,
+    /// Sum of `prio_epoch` at the last `refresh_irq_keys` pass.
+    refreshed_at: u64,
 }
 
 /// `class(2) | kind(3) | a(27) | b(32)`, class first so that an instant's
 /// segment ends (0) come before device completions (1) and releases (2).
+#[inline(always)]
 fn encode(ev: Ev) -> u64 {
     let (class, kind, a, b): (u64, u64, u32, u32) = match ev {
         Ev::Segment(c, stamp) => (0, 0, c, stamp),
@@ -308,6 +332,7 @@ impl Buckets {
     }
 }
 
+#[inline(always)]
 fn add_busy(series: &mut [Time], buckets: &mut Buckets, start: Time, end: Time) {
     let bucket = buckets.size;
     if bucket == 0 || series.is_empty() {
@@ -372,11 +397,16 @@ impl Engine {
                 released: 0,
                 next_arrival: 0,
                 ops: Vec::new(),
+                ops_for: None,
                 pc: 0,
                 section_gpu: 0,
                 reqs: [None; 2],
+                req_locks: [[0; 2]; 2],
                 gpu_lock: None,
+                gpu_lock_id: 0,
+                held: [false; 3],
                 has_token: false,
+                token: 0,
                 token_time: 0,
                 section_blocked: 0,
                 op_start: 0,
@@ -553,6 +583,9 @@ impl Engine {
             idle,
             dom_pos,
             bus_done: Vec::new(),
+            prio_epoch: vec![0; s.groups.len()],
+            key_cache: vec![(u64::MAX, 0); n],
+            refreshed_at: u64::MAX,
             s,
         }
     }
@@ -561,7 +594,9 @@ impl Engine {
     /// is not preempted at t), then device completions, then releases;
     /// within a class, in the order of their encoding (deterministic). An
     /// event is packed into one u64 beside its time (16-byte heap entries).
-    #[inline]
+    // Always inlined: each call site names one kind of event, so the
+    // encoding and the slot choice fold to constants there.
+    #[inline(always)]
     fn push(&mut self, t: Time, ev: Ev) {
         // Slot groups: cores, buses, tasks, GPUs (see `new`).
         let slot = match ev {
@@ -714,6 +749,9 @@ impl Engine {
         };
         th.domain = dom0;
         th.key = if edf { deadline } else { key0 };
+        // A job that starts is in no token or lock queue: only its own
+        // effective priority changes.
+        self.key_cache[iu].0 = u64::MAX;
         self.make_ready(i);
     }
 
@@ -745,8 +783,9 @@ impl Engine {
                     th.key = p.key;
                 }
                 th.piece_left = if last { Time::MAX } else { p.budget };
+                self.touch(iu);
                 if release > self.now {
-                    th.state = TState::Suspended;
+                    self.threads[iu].state = TState::Suspended;
                     self.push(release, Ev::PieceStart(i));
                     return;
                 }
@@ -830,6 +869,7 @@ impl Engine {
     }
 
     /// The most urgent ready thread of domain `d`: `(key, thread)`.
+    #[inline]
     fn valid_top(&self, d: usize) -> Option<(u64, u32)> {
         self.ready[d]
             .min()
@@ -857,6 +897,7 @@ impl Engine {
         }
     }
 
+    #[inline(always)]
     fn dispatch(&mut self, tid: u32, c: usize) {
         let now = self.now;
         let start = now.max(self.cores[c].frozen_until);
@@ -885,6 +926,7 @@ impl Engine {
     }
 
     /// Progress of the thread on core `c` up to now; ends its run span.
+    #[inline(always)]
     fn stop_running(&mut self, c: usize) -> Option<u32> {
         let now = self.now;
         let tid = self.cores[c].running.take()?;
@@ -1028,7 +1070,7 @@ impl Engine {
         };
         if gt.vgpu.is_some() {
             let g = gt.static_gpu;
-            self.on_token(i, g, false);
+            self.on_token(i, g, None);
             return;
         }
         let group = gt.group;
@@ -1044,11 +1086,15 @@ impl Engine {
             static_gpu: local(gt.static_gpu).unwrap_or(0),
         };
         match self.allocators[group].request(&req, now) {
-            Decision::Granted { gpu, .. } => {
+            Decision::Granted { gpu, token } => {
+                // Granted at once: its queue was empty, so no priority is
+                // inherited through it, by it or anyone else.
                 let g = self.s.groups[group].gpus[gpu];
-                self.on_token(i, g, true);
+                self.on_token(i, g, Some(token));
             }
             Decision::Queued { .. } => {
+                // A new waiter: its token holder may inherit its priority.
+                self.touch(iu);
                 self.jobs[iu].blocked_since = Some(now);
                 self.refresh_irq_keys();
             }
@@ -1063,8 +1109,9 @@ impl Engine {
         }
     }
 
-    /// `i` holds a token for global GPU `g` (or its vGPU's GPU).
-    fn on_token(&mut self, i: u32, g: usize, token: bool) {
+    /// `i` holds token `token` (an index of its group's allocator) for
+    /// global GPU `g`, or no token but its vGPU's GPU `g`.
+    fn on_token(&mut self, i: u32, g: usize, token: Option<usize>) {
         let iu = i as usize;
         self.end_block(iu);
         let now = self.now;
@@ -1085,12 +1132,30 @@ impl Engine {
             |gpu: usize| (gpu * 3 + if s.gpus[gpu].copy_engines >= 2 { 2 } else { 1 }) as u32;
         let locks = &self.locks;
         let j = &mut self.jobs[iu];
-        j.has_token = token;
+        j.has_token = token.is_some();
+        j.token = token.unwrap_or(0);
         j.token_time = now;
         j.section_blocked = 0;
         j.section_gpu = g;
         j.gpu = Some(g as u32);
         j.pc = 0;
+        // The operations depend only on the GPU and the migration source
+        // (the task and the policy being fixed): on the GPU of its last
+        // section, from the same place, a job repeats its predecessor's.
+        let from = j.last_gpu.filter(|&p| p != g);
+        if j.ops_for == Some((g, from)) {
+            j.distance = match from {
+                Some(p) => {
+                    self.stats[iu].migrations += 1;
+                    s.platform.migration_distance(p, g)
+                }
+                None => 0,
+            };
+            self.key_cache[iu].0 = u64::MAX;
+            self.advance(i);
+            return;
+        }
+        j.ops_for = Some((g, from));
         j.ops.clear();
         let engine_locks = policy.engine_locks || gt.vgpu.is_some();
         let one = |l: usize| [l, l];
@@ -1213,6 +1278,8 @@ impl Engine {
             out_engine(g),
             (l, n),
         );
+        // Its token (or none) is part of its effective priority.
+        self.key_cache[iu].0 = u64::MAX;
         self.advance(i);
     }
 
@@ -1220,18 +1287,36 @@ impl Engine {
         self.threads[i].key
     }
 
-    fn lock_request(&mut self, i: u32, locks: &[usize]) -> (ReqId, bool) {
+    /// Request `locks` (one, or a DGL of two) for job `i` and note the
+    /// request in the job's slot `slot` (0, 1: `reqs`; 2: `gpu_lock`)
+    /// before the interrupt threads are re-keyed, so that
+    /// [`Self::effective_key`] sees every lock the job may hold.
+    fn lock_request(&mut self, i: u32, locks: &[usize], slot: usize) -> bool {
         let prio = self.prio_of(i as usize);
         let (r, ok) = self.locks.request(i as JobId, prio, locks);
+        if !ok {
+            // A new waiter (a request satisfied at once found its locks'
+            // queues empty: it has no waiters, and waits on nothing).
+            self.touch(i as usize);
+        }
         if self.req_owner.len() <= r {
             self.req_owner.resize(r + 1, 0);
         }
         self.req_owner[r] = i;
+        let j = &mut self.jobs[i as usize];
+        j.held[slot] = ok;
+        if slot == 2 {
+            j.gpu_lock = Some(r);
+            j.gpu_lock_id = locks[0];
+        } else {
+            j.reqs[slot] = Some(r);
+            j.req_locks[slot] = [locks[0], *locks.last().unwrap_or(&locks[0])];
+        }
         if !ok {
             // A new waiter: the holders may inherit its priority.
             self.refresh_irq_keys();
         }
-        (r, ok)
+        ok
     }
 
     /// Continue job `i`'s GPU section from its current op: acquire the
@@ -1254,23 +1339,14 @@ impl Engine {
                 let ok = if want == 2 && nested {
                     // Nested: the lower lock first, the other once held.
                     let order = rtgpu_policy::engine_lock::nested_order(op.locks[0], op.locks[1]);
-                    let (r, ok) = self.lock_request(i, &order[..1]);
-                    self.jobs[iu].reqs[0] = Some(r);
-                    if ok {
-                        let (r2, ok2) = self.lock_request(i, &order[1..]);
-                        self.jobs[iu].reqs[1] = Some(r2);
-                        ok2
-                    } else {
-                        false
-                    }
+                    self.lock_request(i, &order[..1], 0) && self.lock_request(i, &order[1..], 1)
                 } else {
-                    let (r, ok) = self.lock_request(i, &op.locks[..want]);
-                    if matches!(op.kind, OpKind::GpuLock) {
-                        self.jobs[iu].gpu_lock = Some(r);
+                    let slot = if matches!(op.kind, OpKind::GpuLock) {
+                        2
                     } else {
-                        self.jobs[iu].reqs[0] = Some(r);
-                    }
-                    ok
+                        0
+                    };
+                    self.lock_request(i, &op.locks[..want], slot)
                 };
                 if !ok {
                     self.jobs[iu].blocked_since = Some(self.now);
@@ -1290,6 +1366,14 @@ impl Engine {
     fn on_lock_granted(&mut self, g: LockGrant) {
         let i = self.req_owner[g.req];
         let iu = i as usize;
+        let j = &mut self.jobs[iu];
+        if j.gpu_lock == Some(g.req) {
+            j.held[2] = true;
+        } else if j.reqs[1] == Some(g.req) {
+            j.held[1] = true;
+        } else {
+            j.held[0] = true;
+        }
         let j = &self.jobs[iu];
         if j.gpu_lock == Some(g.req) {
             self.end_block(iu);
@@ -1301,9 +1385,7 @@ impl Engine {
         let nested = self.s.policy.peer_locking == PeerLocking::Nested;
         if op.nlocks == 2 && nested && j.reqs[1].is_none() {
             let order = rtgpu_policy::engine_lock::nested_order(op.locks[0], op.locks[1]);
-            let (r2, ok2) = self.lock_request(i, &order[1..]);
-            self.jobs[iu].reqs[1] = Some(r2);
-            if !ok2 {
+            if !self.lock_request(i, &order[1..], 1) {
                 return;
             }
         }
@@ -1311,6 +1393,7 @@ impl Engine {
         self.start_op(i, op);
     }
 
+    #[inline(always)]
     fn start_op(&mut self, i: u32, op: Op) {
         let now = self.now;
         let iu = i as usize;
@@ -1467,17 +1550,93 @@ impl Engine {
     /// inherits through its token queue and the engine locks it holds (the
     /// policy core's rule, seed 000 R2 / seed 004 §4.2, the same the
     /// runtime's arbiter applies).
-    fn owner_key(&self, i: u32) -> u64 {
+    #[inline(always)]
+    fn owner_key(&mut self, i: u32) -> u64 {
         let iu = i as usize;
-        match self.s.tasks[iu].gpu.as_ref() {
-            Some(gt) => effective_priority(
-                i as JobId,
-                &|j: JobId| self.threads[j as usize].key,
-                &self.allocators[gt.group],
-                &self.locks,
-            ),
-            None => self.threads[iu].key,
+        let Some(group) = self.s.tasks[iu].gpu.as_ref().map(|gt| gt.group) else {
+            return self.threads[iu].key;
+        };
+        let epoch = self.prio_epoch[group];
+        let (at, cached) = self.key_cache[iu];
+        if at == epoch && !cfg!(debug_assertions) {
+            return cached;
         }
+        let key = self.effective_key(i, &self.allocators[group], 4);
+        debug_assert_eq!(
+            key,
+            match self.s.tasks[iu].gpu.as_ref() {
+                Some(gt) => effective_priority(
+                    i as JobId,
+                    &|j: JobId| self.threads[j as usize].key,
+                    &self.allocators[gt.group],
+                    &self.locks,
+                ),
+                None => self.threads[iu].key,
+            },
+            "effective_key agrees with the policy core"
+        );
+        debug_assert!(at != epoch || cached == key, "stale key cache");
+        self.key_cache[iu] = (epoch, key);
+        key
+    }
+
+    /// Task `i` changed something an effective priority can depend on: its
+    /// key, its token, its engine-lock requests, or a token queue or engine
+    /// lock of its GPU group. Effective priorities of one group depend on
+    /// that group only (its allocator, the locks of its GPUs, which only
+    /// its tasks request, and those tasks' keys), so only its epoch moves.
+    #[inline]
+    fn touch(&mut self, i: usize) {
+        if let Some(gt) = &self.s.tasks[i].gpu {
+            self.prio_epoch[gt.group] += 1;
+        }
+    }
+
+    /// `rtgpu_policy::inherit::effective_priority` (same rule, same
+    /// recursion depth, same allocator `tokens` throughout), without its
+    /// scans: a job that holds no token inherits nothing from a token queue
+    /// (`inherited` would return `None`), nor does a holder from a queue
+    /// where no one waits, and the locks a job holds are those of its own
+    /// satisfied requests (`Job::held`), so no lock of any GPU is scanned
+    /// for its holder; a lock with no request queued behind the head has no
+    /// waiters to pass a priority on.
+    /// The policy core's version took more than half of the GPU
+    /// workload's run time, called on every lock change for every GPU
+    /// with a bottom half in progress.
+    fn effective_key(&self, job: u32, tokens: &TokenAllocator, depth: u8) -> u64 {
+        let ju = job as usize;
+        let j = &self.jobs[ju];
+        let mut p = self.threads[ju].key;
+        // Only a queue with someone waiting behind the holder passes a
+        // priority on (`queue_len` counts the holder).
+        if j.has_token && tokens.queue_len(j.token) > 1 {
+            p = p.min(tokens.inherited(job as JobId).unwrap_or(LOWEST));
+        }
+        if depth == 0 {
+            return p;
+        }
+        // The locks of its satisfied requests are the locks it holds (a
+        // lock seen twice only repeats a minimum).
+        let held = [
+            (j.held[0], j.req_locks[0][0]),
+            (j.held[0], j.req_locks[0][1]),
+            (j.held[1], j.req_locks[1][0]),
+            (j.held[2], j.gpu_lock_id),
+        ];
+        for (n, &(h, l)) in held.iter().enumerate() {
+            // No waiters behind a lone head; a one-lock request names its
+            // lock twice.
+            if !h || (n == 1 && l == held[0].1) || self.locks.queue_len(l) <= 1 {
+                continue;
+            }
+            debug_assert_eq!(self.locks.holder(l), Some(job as JobId), "held flags");
+            for (w, _) in self.locks.waiters(l) {
+                if w != job as JobId {
+                    p = p.min(self.effective_key(w, tokens, depth - 1));
+                }
+            }
+        }
+        p
     }
 
     /// A GPU operation of job `i` completed: an interrupt on GPU `g`.
@@ -1571,6 +1730,15 @@ impl Engine {
         if self.handling != Handling::Klmirqd {
             return;
         }
+        // Nothing that can move an effective priority changed since the
+        // last pass (epochs only grow): the keys it set, and those set by
+        // `irq_next` since, are current. Debug builds check it.
+        let total = self.prio_epoch.iter().sum::<u64>();
+        let unchanged = total == self.refreshed_at;
+        if unchanged && !cfg!(debug_assertions) {
+            return;
+        }
+        self.refreshed_at = total;
         for g in 0..self.irq_current.len() {
             let Some(k) = self.irq_current[g] else {
                 continue;
@@ -1580,6 +1748,10 @@ impl Engine {
             if self.threads[tid].key == key {
                 continue;
             }
+            debug_assert!(
+                !unchanged,
+                "an interrupt thread's key moved without a change"
+            );
             self.threads[tid].key = key;
             match self.threads[tid].state {
                 TState::Ready => self.make_ready(tid as u32),
@@ -1597,6 +1769,7 @@ impl Engine {
         }
     }
 
+    #[inline(always)]
     fn irq_next(&mut self, g: usize) {
         let Some(k) = self.irq_queue[g].pop_front() else {
             self.irq_current[g] = None;
@@ -1693,7 +1866,9 @@ impl Engine {
         grants.clear();
         for k in 0..2 {
             if let Some(r) = self.jobs[iu].reqs[k].take() {
-                self.locks.release(r, &mut grants);
+                self.jobs[iu].held[k] = false;
+                let locks = self.jobs[iu].req_locks[k];
+                self.release_lock(iu, r, locks, &mut grants);
             }
         }
         for g in grants.drain(..) {
@@ -1703,13 +1878,33 @@ impl Engine {
         self.refresh_irq_keys();
     }
 
+    /// Release job `iu`'s lock request `r` (on `locks`, a lock named twice
+    /// counting once). Effective priorities change only if someone waited
+    /// on one of the locks; a request alone in its queues had no waiters.
+    #[inline(always)]
+    fn release_lock(
+        &mut self,
+        iu: usize,
+        r: ReqId,
+        locks: [usize; 2],
+        grants: &mut Vec<LockGrant>,
+    ) {
+        let waited = locks.iter().any(|&l| self.locks.queue_len(l) > 1);
+        self.locks.release(r, grants);
+        if waited {
+            self.touch(iu);
+        }
+    }
+
     fn finish_section(&mut self, i: u32) {
         let iu = i as usize;
         let now = self.now;
         if let Some(r) = self.jobs[iu].gpu_lock.take() {
+            self.jobs[iu].held[2] = false;
             let mut grants = std::mem::take(&mut self.grants);
             grants.clear();
-            self.locks.release(r, &mut grants);
+            let l = self.jobs[iu].gpu_lock_id;
+            self.release_lock(iu, r, [l, l], &mut grants);
             for g in grants.drain(..) {
                 self.on_lock_granted(g);
             }
@@ -1734,9 +1929,15 @@ impl Engine {
             }
             let alloc = &mut self.allocators[group];
             alloc.predictor_mut().observe(iu, distance, cost);
-            if let Some(grant) = alloc.release(i as JobId, now) {
+            let grant = alloc.release(i as JobId, now);
+            if grant.is_some() {
+                // A waiter became a holder (without a grant, no one waited).
+                self.touch(iu);
+            }
+            self.key_cache[iu].0 = u64::MAX;
+            if let Some(grant) = grant {
                 let gg = self.s.groups[group].gpus[grant.gpu];
-                self.on_token(grant.job, gg, true);
+                self.on_token(grant.job, gg, Some(grant.token));
             }
             // The queues changed: so may the holders' inherited priorities.
             self.refresh_irq_keys();

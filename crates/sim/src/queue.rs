@@ -38,39 +38,58 @@ pub(crate) fn split(k: Key) -> (u64, u64) {
     ((k >> 64) as u64, k as u64)
 }
 
+/// A tree key: its largest value marks a free slot.
+pub(crate) trait TreeKey: Copy + Ord {
+    const FREE: Self;
+}
+
+impl TreeKey for u128 {
+    const FREE: u128 = u128::MAX;
+}
+
+impl TreeKey for u64 {
+    const FREE: u64 = u64::MAX;
+}
+
 /// Tournament tree over `n` slots; see the module docs. Keys of set slots
 /// must differ (the engine's do: they carry the slot's thread, core, bus or
 /// task), which is what lets a node hold just the winning key: the slot
 /// that won is the one holding that key.
 #[derive(Debug, Clone)]
-pub(crate) struct MinTree {
+pub(crate) struct MinTree<K: TreeKey = Key> {
     /// Power of two >= the slot count.
     size: usize,
     /// `nodes[size + i]` is slot `i`; `nodes[p]` (1 <= p < size) the winner
     /// (smallest key) of its subtree. `nodes[0]` unused.
-    nodes: Vec<Key>,
+    nodes: Vec<K>,
 }
 
-impl MinTree {
-    pub(crate) fn new(n: usize) -> MinTree {
+impl<K: TreeKey> MinTree<K> {
+    pub(crate) fn new(n: usize) -> MinTree<K> {
         let size = n.max(1).next_power_of_two();
         MinTree {
             size,
-            nodes: vec![EMPTY; 2 * size],
+            nodes: vec![K::FREE; 2 * size],
         }
     }
 
-    /// The key in slot `i` (`EMPTY` if free).
+    /// The key in slot `i` (`FREE` if free).
     #[inline]
-    pub(crate) fn get(&self, i: usize) -> Key {
+    pub(crate) fn get(&self, i: usize) -> K {
         self.nodes[self.size + i]
+    }
+
+    /// The smallest key (`FREE` if no slot is set).
+    #[inline]
+    pub(crate) fn root(&self) -> K {
+        self.nodes[1]
     }
 
     /// Put `key` in slot `i`. A key lower than the slot's old one climbs
     /// only while it wins; a higher one replays the matches only where
     /// the slot's old key was the winner.
-    #[inline]
-    pub(crate) fn set(&mut self, i: usize, key: Key) {
+    #[inline(always)]
+    pub(crate) fn set(&mut self, i: usize, key: K) {
         let mut p = self.size + i;
         let old = self.nodes[p];
         if key == old {
@@ -106,14 +125,14 @@ impl MinTree {
 
     #[inline]
     pub(crate) fn clear(&mut self, i: usize) {
-        self.set(i, EMPTY);
+        self.set(i, K::FREE);
     }
 
     /// The smallest key, if any slot is set.
     #[inline]
-    pub(crate) fn min(&self) -> Option<Key> {
+    pub(crate) fn min(&self) -> Option<K> {
         let k = self.nodes[1];
-        (k != EMPTY).then_some(k)
+        (k != K::FREE).then_some(k)
     }
 }
 
@@ -133,9 +152,19 @@ pub(crate) const GROUPS: usize = 4;
 /// The event queue; see the module docs.
 pub(crate) struct EventQueue {
     /// One tree per group of slots (cores, buses, ...), so that a slot's
-    /// update climbs only its group's tree.
-    trees: [MinTree; GROUPS],
-    /// Each tree's minimum, side by side for the pop's scan.
+    /// update climbs only its group's tree. A tree key is `time << bits |
+    /// slot` in one u64 (half the width of a `(time, code)` key, which
+    /// roughly halves the cost of a pass up the tree); the code of the
+    /// slot's event is kept in `codes`. Within a group this orders events
+    /// as their codes would: a group holds one kind of event, whose codes
+    /// differ first in the slot's index.
+    trees: [MinTree<u64>; GROUPS],
+    /// Per group: bits of the slot index in a tree key.
+    bits: [u32; GROUPS],
+    /// Per group, per slot: the code of the event in the slot.
+    codes: [Vec<u64>; GROUPS],
+    /// Each tree's minimum as a `(time, code)` key, side by side for the
+    /// pop's scan.
     roots: [Key; GROUPS],
     /// Per group, `(shift, mask)`: the slot of an event is
     /// `(code >> shift) & mask`.
@@ -148,10 +177,13 @@ pub(crate) struct EventQueue {
 
 impl EventQueue {
     /// `groups[g] = (slots, shift, mask)`: group `g` has `slots` slots and
-    /// the slot of its events' codes is `(code >> shift) & mask`.
+    /// the slot of its events' codes is `(code >> shift) & mask`; the codes
+    /// of a group's events must order as their slots do at equal times.
     pub(crate) fn new(groups: [(usize, u32, u64); GROUPS]) -> EventQueue {
         EventQueue {
             trees: groups.map(|(n, ..)| MinTree::new(n)),
+            bits: groups.map(|(n, ..)| usize::BITS - (n.max(1) - 1).leading_zeros()),
+            codes: groups.map(|(n, ..)| vec![0; n]),
             roots: [EMPTY; GROUPS],
             slot_of: groups.map(|(_, s, m)| (s, m)),
             heap: BinaryHeap::with_capacity(16),
@@ -159,11 +191,27 @@ impl EventQueue {
         }
     }
 
+    /// Tree `g`'s minimum as a `(time, code)` key.
     #[inline]
+    fn full_root(&self, g: usize) -> Key {
+        let k = self.trees[g].root();
+        if k == u64::MAX {
+            return EMPTY;
+        }
+        let b = self.bits[g];
+        let slot = (k & ((1u64 << b) - 1)) as usize;
+        key(k >> b, self.codes[g][slot])
+    }
+
+    // Always inlined: the engine's call sites each pass one kind of slot,
+    // so the placement folds to a constant there.
+    #[inline(always)]
     pub(crate) fn push(&mut self, t: Time, code: u64, slot: Slot) {
         let (g, i) = match slot {
             Slot::Replace(g, i) => (g, i),
-            Slot::IfFree(g, i) if self.taken == Some((g, i)) || self.trees[g].get(i) == EMPTY => {
+            Slot::IfFree(g, i)
+                if self.taken == Some((g, i)) || self.trees[g].get(i) == u64::MAX =>
+            {
                 (g, i)
             }
             _ => {
@@ -176,11 +224,21 @@ impl EventQueue {
             i as u64,
             "event code names its slot"
         );
+        let b = self.bits[g];
+        if t >= u64::MAX >> b {
+            // Beyond what a tree key holds (2^(64 - bits) ns, years for any
+            // practical slot count): the heap. A slot's older event left in
+            // its tree is stale, and the engine drops stale events by their
+            // stamp (only segment and bus events replace).
+            self.heap.push(Reverse(key(t, code)));
+            return;
+        }
         if self.taken == Some((g, i)) {
             self.taken = None;
         }
-        self.trees[g].set(i, key(t, code));
-        self.roots[g] = self.trees[g].nodes[1];
+        self.codes[g][i] = code;
+        self.trees[g].set(i, t << b | i as u64);
+        self.roots[g] = self.full_root(g);
     }
 
     /// The next event: `(time, code)`.
@@ -188,7 +246,7 @@ impl EventQueue {
     pub(crate) fn pop(&mut self) -> Option<(Time, u64)> {
         if let Some((g, i)) = self.taken.take() {
             self.trees[g].clear(i);
-            self.roots[g] = self.trees[g].nodes[1];
+            self.roots[g] = self.full_root(g);
         }
         let mut best = EMPTY;
         let mut group = usize::MAX;
@@ -207,10 +265,12 @@ impl EventQueue {
         if group == usize::MAX {
             return None;
         }
-        let (t, code) = split(best);
-        let (shift, mask) = self.slot_of[group];
-        self.taken = Some((group, ((code >> shift) & mask) as usize));
-        Some((t, code))
+        let b = self.bits[group];
+        self.taken = Some((
+            group,
+            (self.trees[group].root() & ((1u64 << b) - 1)) as usize,
+        ));
+        Some(split(best))
     }
 }
 
@@ -240,6 +300,28 @@ mod tests {
                 assert_eq!(t.get(i), model[i]);
             }
         }
+    }
+
+    /// Times beyond what a u64 tree key holds go to the heap and still pop
+    /// in `(time, code)` order with the trees' events.
+    #[test]
+    fn far_future_events_pop_in_order() {
+        let mut q = EventQueue::new([(3, 32, 0xffff), (1, 32, 0xffff), (0, 0, 0), (0, 0, 0)]);
+        let far = u64::MAX >> 2; // group 0 has 2 slot bits
+        q.push(far, 2 << 32, Slot::IfFree(0, 2));
+        q.push(far, 1 << 32, Slot::Replace(0, 1));
+        q.push(far - 1, 0, Slot::Replace(0, 0));
+        q.push(5, 0, Slot::Replace(1, 0));
+        // Group 1 has one slot (no slot bits): only u64::MAX is too far.
+        q.push(u64::MAX, 0, Slot::Replace(1, 0));
+        // The replaced (stale) event of group 1 stays in its tree: the
+        // engine drops such events by their stamp.
+        assert_eq!(q.pop(), Some((5, 0)));
+        assert_eq!(q.pop(), Some((far - 1, 0)));
+        assert_eq!(q.pop(), Some((far, 1 << 32)));
+        assert_eq!(q.pop(), Some((far, 2 << 32)));
+        assert_eq!(q.pop(), Some((u64::MAX, 0)));
+        assert_eq!(q.pop(), None);
     }
 
     /// The queue pops what one binary heap would, minus entries replaced in
