@@ -1088,9 +1088,15 @@ impl Engine {
         match self.allocators[group].request(&req, now) {
             Decision::Granted { gpu, token } => {
                 // Granted at once: its queue was empty, so no priority is
-                // inherited through it, by it or anyone else.
+                // inherited through it, by it or anyone else; but the
+                // GPU's interrupt thread now also runs for this holder
+                // (`gpu_irq_key`).
                 let g = self.s.groups[group].gpus[gpu];
                 self.on_token(i, g, Some(token));
+                if self.handling == Handling::Klmirqd && self.irq_current[g].is_some() {
+                    self.touch(iu);
+                    self.refresh_irq_keys();
+                }
             }
             Decision::Queued { .. } => {
                 // A new waiter: its token holder may inherit its priority.
@@ -1363,10 +1369,13 @@ impl Engine {
     }
 
     /// A lock request of some job was granted on a release.
-    fn on_lock_granted(&mut self, g: LockGrant) {
-        let i = self.req_owner[g.req];
-        let iu = i as usize;
-        let j = &mut self.jobs[iu];
+    /// Sets the held flag of granted request `g` (idempotent). Callers with
+    /// several grants mark them all before acting on the first: acting can
+    /// re-key interrupt threads (`gpu_irq_key`), which reads every holder's
+    /// flags.
+    #[inline(always)]
+    fn mark_held(&mut self, g: &LockGrant) {
+        let j = &mut self.jobs[self.req_owner[g.req] as usize];
         if j.gpu_lock == Some(g.req) {
             j.held[2] = true;
         } else if j.reqs[1] == Some(g.req) {
@@ -1374,6 +1383,12 @@ impl Engine {
         } else {
             j.held[0] = true;
         }
+    }
+
+    fn on_lock_granted(&mut self, g: LockGrant) {
+        let i = self.req_owner[g.req];
+        let iu = i as usize;
+        self.mark_held(&g);
         let j = &self.jobs[iu];
         if j.gpu_lock == Some(g.req) {
             self.end_block(iu);
@@ -1580,6 +1595,34 @@ impl Engine {
         key
     }
 
+    /// klmirqd: GPU `g`'s interrupt thread runs at the most urgent effective
+    /// priority among the GPU's token holders, as the runtime's per-GPU
+    /// completion thread follows the GPU's owners (`arbiter.rs`, the
+    /// followers of docs/design/arbiter.md; seed 000 §IV: a priority
+    /// inherited by a GPU holder is propagated to any klmirqd thread
+    /// executing on its behalf). With ρ > 1 one owner's bottom half can
+    /// queue behind another's; running them all at the owners' highest
+    /// priority keeps a middle-priority task from delaying the more urgent
+    /// owner through the other's bottom half (the analysis assumes this).
+    fn gpu_irq_key(&mut self, g: usize, owner: u32) -> u64 {
+        let mut key = self.owner_key(owner);
+        let group = self.s.gpus[g].group;
+        let Some(local) = self.s.groups[group].gpus.iter().position(|&x| x == g) else {
+            return key;
+        };
+        for t in 0..self.allocators[group].tokens() {
+            if self.allocators[group].gpu_of_token(t) != local {
+                continue;
+            }
+            if let Some(h) = self.allocators[group].holder(t) {
+                if h != owner {
+                    key = key.min(self.owner_key(h));
+                }
+            }
+        }
+        key
+    }
+
     /// Task `i` changed something an effective priority can depend on: its
     /// key, its token, its engine-lock requests, or a token queue or engine
     /// lock of its GPU group. Effective priorities of one group depend on
@@ -1723,9 +1766,9 @@ impl Engine {
     }
 
     /// klmirqd: a GPU's interrupt thread runs at the *current* effective
-    /// priority of the owner of the bottom half it processes (seed 000 §IV:
-    /// its priority follows the owner's as inheritance changes), not the
-    /// one the owner had when its interrupt arrived.
+    /// priority of the GPU's owners ([`Self::gpu_irq_key`]; seed 000 §IV:
+    /// its priority follows theirs as inheritance changes), not the one the
+    /// owner had when its interrupt arrived.
     fn refresh_irq_keys(&mut self) {
         if self.handling != Handling::Klmirqd {
             return;
@@ -1743,7 +1786,7 @@ impl Engine {
             let Some(k) = self.irq_current[g] else {
                 continue;
             };
-            let key = self.owner_key(self.irq_items[k as usize].owner);
+            let key = self.gpu_irq_key(g, self.irq_items[k as usize].owner);
             let tid = self.jobs.len() + g;
             if self.threads[tid].key == key {
                 continue;
@@ -1779,7 +1822,7 @@ impl Engine {
         let (mut key, cost) = self.irq_items[k as usize].deferred.unwrap_or((0, 0));
         let owner = self.irq_items[k as usize].owner as usize;
         if self.handling == Handling::Klmirqd {
-            key = self.owner_key(owner as u32);
+            key = self.gpu_irq_key(g, owner as u32);
         }
         let tid = self.jobs.len() + g;
         // A bottom half at its owner's priority (klmirqd, PAI) competes
@@ -1871,6 +1914,9 @@ impl Engine {
                 self.release_lock(iu, r, locks, &mut grants);
             }
         }
+        for g in &grants {
+            self.mark_held(g);
+        }
         for g in grants.drain(..) {
             self.on_lock_granted(g);
         }
@@ -1905,6 +1951,9 @@ impl Engine {
             grants.clear();
             let l = self.jobs[iu].gpu_lock_id;
             self.release_lock(iu, r, [l, l], &mut grants);
+            for g in &grants {
+                self.mark_held(g);
+            }
             for g in grants.drain(..) {
                 self.on_lock_granted(g);
             }
@@ -1930,8 +1979,12 @@ impl Engine {
             let alloc = &mut self.allocators[group];
             alloc.predictor_mut().observe(iu, distance, cost);
             let grant = alloc.release(i as JobId, now);
-            if grant.is_some() {
-                // A waiter became a holder (without a grant, no one waited).
+            if grant.is_some()
+                || (self.handling == Handling::Klmirqd && self.irq_current[g].is_some())
+            {
+                // A waiter became a holder (without a grant, no one
+                // waited), or the GPU's interrupt thread, busy, lost one of
+                // the holders it runs for (`gpu_irq_key`).
                 self.touch(iu);
             }
             self.key_cache[iu].0 = u64::MAX;
