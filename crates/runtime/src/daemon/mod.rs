@@ -1138,6 +1138,32 @@ mod tests {
         assert_eq!(Msg::decode(&m.encode()), m);
     }
 
+    /// A daemon thread on a socket in a fresh temporary directory.
+    struct TestDaemon {
+        dir: std::path::PathBuf,
+        sock: std::path::PathBuf,
+        running: Spawned,
+    }
+
+    impl TestDaemon {
+        fn start(name: &str, config: ArbiterConfig) -> TestDaemon {
+            let dir = std::env::temp_dir().join(format!("rtgpu-{name}-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).expect("temp dir");
+            let sock = dir.join("d.sock");
+            let running = spawn(&sock, config).expect("daemon");
+            TestDaemon { dir, sock, running }
+        }
+
+        /// Stops it; its statistics.
+        fn finish(self) -> DaemonStats {
+            let (stop, h) = self.running;
+            stop.store(true, Ordering::Relaxed);
+            let stats = h.join().expect("daemon thread").expect("daemon ran");
+            let _ = std::fs::remove_dir_all(&self.dir);
+            stats
+        }
+    }
+
     fn one_gpu_two_tokens() -> ArbiterConfig {
         ArbiterConfig::uniform(1, 1, 2, "shortest-queue", true, false).expect("config")
     }
@@ -1162,10 +1188,8 @@ mod tests {
     /// daemon finishes the hand-off.
     #[test]
     fn a_hand_off_cut_short_by_a_crash_is_finished_by_the_daemon() {
-        let dir = std::env::temp_dir().join(format!("rtgpu-handoff-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let sock = dir.join("d.sock");
-        let (stop, h) = spawn(&sock, one_gpu_two_tokens()).expect("daemon");
+        let d = TestDaemon::start("handoff", one_gpu_two_tokens());
+        let sock = d.sock.clone();
         let mut a = RemoteClient::connect(&sock, 10).expect("a");
         a.token(1_000, 0, None, 0).expect("token a");
         let req = a.lock(Engine::Exec).expect("lock a");
@@ -1185,11 +1209,9 @@ mod tests {
         rec.state.swap(CLOSED, Ordering::AcqRel);
         drop(a);
         b.join().expect("b got the lock and finished");
-        stop.store(true, Ordering::Relaxed);
-        let stats = h.join().expect("daemon thread").expect("daemon ran");
+        let stats = d.finish();
         assert_eq!(stats.direct_handoffs, 1, "{stats:?}");
         assert_eq!(stats.handoff_mismatches, 0, "{stats:?}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// With a third client waiting behind the successor, the releaser is
@@ -1197,12 +1219,10 @@ mod tests {
     /// successor), and the whole chain passes in one-hop hand-offs.
     #[test]
     fn a_queue_behind_the_successor_asks_for_the_daemon() {
-        let dir = std::env::temp_dir().join(format!("rtgpu-ring-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let sock = dir.join("d.sock");
         let config =
             ArbiterConfig::uniform(1, 1, 3, "shortest-queue", true, false).expect("config");
-        let (stop, h) = spawn(&sock, config).expect("daemon");
+        let d = TestDaemon::start("ring", config);
+        let sock = d.sock.clone();
         let mut a = RemoteClient::connect(&sock, 10).expect("a");
         a.token(1_000, 0, None, 0).expect("token a");
         let held = a.lock(Engine::Exec).expect("lock a");
@@ -1240,24 +1260,20 @@ mod tests {
         c.join().expect("c");
         a.release_token().expect("release a");
         drop(a);
-        stop.store(true, Ordering::Relaxed);
-        let stats = h.join().expect("daemon thread").expect("daemon ran");
+        let stats = d.finish();
         assert_eq!(stats.lock_grants, 3, "{stats:?}");
         assert!(stats.direct_handoffs >= 1, "{stats:?}");
         assert_eq!(stats.handoff_mismatches, 0, "{stats:?}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A token's successor is published too, and a one-hop token hand-off
     /// is finished by the daemon (the new holder can lock at once).
     #[test]
     fn tokens_are_handed_off_in_one_hop() {
-        let dir = std::env::temp_dir().join(format!("rtgpu-tokhop-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let sock = dir.join("d.sock");
         let config =
             ArbiterConfig::uniform(1, 1, 1, "shortest-queue", true, false).expect("config");
-        let (stop, h) = spawn(&sock, config).expect("daemon");
+        let d = TestDaemon::start("tokhop", config);
+        let sock = d.sock.clone();
         let mut a = RemoteClient::connect(&sock, 10).expect("a");
         assert_eq!(a.token(1_000, 0, None, 0).expect("token a"), (0, 0));
         let s = sock.clone();
@@ -1282,11 +1298,9 @@ mod tests {
             Err(RemoteError::Refused(NO_TOKEN, _))
         ));
         drop(a);
-        stop.store(true, Ordering::Relaxed);
-        let stats = h.join().expect("daemon thread").expect("daemon ran");
+        let stats = d.finish();
         assert_eq!(stats.direct_handoffs, 1, "{stats:?}");
         assert_eq!(stats.handoff_mismatches, 0, "{stats:?}");
         assert_eq!(stats.token_grants, 2, "{stats:?}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
