@@ -4,6 +4,8 @@ errors for misuse."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -174,6 +176,42 @@ def test_processes_share_a_gpu_through_the_daemon(tmp_path: Path, spin_cpu: int 
     # it to the waiter the daemon published, without the daemon.
     assert stats["direct_handoffs"] > 0, stats
     assert stats["handoff_mismatches"] == 0, stats
+
+
+_UNPRIVILEGED = """
+import resource, sys, warnings
+resource.setrlimit(resource.RLIMIT_RTPRIO, (0, 0))
+from rtgpu.runtime import Daemon
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    d = Daemon(sys.argv[1], gpus=1)
+    d.stop()
+print([str(w.message) for w in caught if w.category is RuntimeWarning])
+"""
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("setpriv") is None,
+    reason="needs root and setpriv to start a child without CAP_SYS_NICE (CI runs as root)",
+)
+def test_a_daemon_without_privilege_warns_that_inheritance_is_off(tmp_path: Path) -> None:
+    # No CAP_SYS_NICE and no real-time rlimit: SCHED_FIFO is refused.
+    run = subprocess.run(
+        [
+            "setpriv",
+            "--bounding-set",
+            "-sys_nice",
+            sys.executable,
+            "-c",
+            _UNPRIVILEGED,
+            str(tmp_path / "d.sock"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "priority inheritance cannot be applied" in run.stdout, run.stdout
 
 
 def test_a_killed_process_loses_its_token_at_once(tmp_path: Path) -> None:

@@ -354,6 +354,7 @@ impl PyDaemon {
     #[pyo3(signature = (socket, gpus=1, copy_engines=2, tokens_per_gpu=2, allocator="gpusync", engine_locks=true, inherit=true, spin_cpu=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         socket: PathBuf,
         gpus: usize,
         copy_engines: u8,
@@ -371,6 +372,19 @@ impl PyDaemon {
             engine_locks,
             inherit,
         )?;
+        if inherit {
+            // As `rtgpu daemon` says at start: inheritance needs the
+            // privilege to change other processes' scheduling.
+            let caps = rtgpu_runtime::os::probe_capabilities();
+            if let (false, Some(why)) = (caps.fifo, caps.reason.as_ref()) {
+                let msg = std::ffi::CString::new(format!(
+                    "rtgpu Daemon: priority inheritance cannot be applied to clients: {why}"
+                ))
+                .unwrap_or_default();
+                let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
+                PyErr::warn(py, &category, &msg, 1)?;
+            }
+        }
         let waiting = match spin_cpu {
             Some(cpu) => rtgpu_runtime::daemon::Waiting::Spin { cpu: Some(cpu) },
             None => rtgpu_runtime::daemon::Waiting::Sleep,

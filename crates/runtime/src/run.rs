@@ -635,6 +635,20 @@ fn start_completion_threads(
         }
         _ => Mode::Dependent { idle },
     };
+    if let Mode::Independent(s) = mode {
+        // Seed 000 App. B charges dependent klmirqd only (a bottom half at
+        // its owner's priority); a server above every SCHED_FIFO task is
+        // interference the analysed bounds beside the measurements lack.
+        warnings.push(format!(
+            "klmirqd independent: each GPU's completion thread is a SCHED_DEADLINE server of \
+             {} us every {} us ({:.1}% of a CPU), above every SCHED_FIFO task; the analysed \
+             bounds do not charge this interference (the analysis assumes dependent klmirqd, \
+             seed 000 App. B)",
+            s.runtime / 1_000,
+            s.period / 1_000,
+            100.0 * s.runtime as f64 / s.period.max(1) as f64
+        ));
+    }
     if !realtime && matches!(mode, Mode::Dependent { .. }) {
         warnings.push(format!(
             "klmirqd: without real-time priorities the completion threads run SCHED_OTHER: \

@@ -176,6 +176,13 @@ fn klmirqd_modes_are_reported_with_their_real_policies() {
     let k = out.klmirqd.as_ref().expect("report");
     if caps.fifo {
         assert_eq!(k.mode, "independent");
+        assert!(
+            out.warnings
+                .iter()
+                .any(|w| w.contains("analysed bounds do not charge")),
+            "{:?}",
+            out.warnings
+        );
         for t in &k.threads {
             if caps.deadline {
                 assert!(
