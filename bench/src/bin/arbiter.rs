@@ -12,7 +12,8 @@
 //!    waiter's return, beside the same hand-off done with a raw futex (goal:
 //!    at most 1.2x the futex, p50); and the same hand-off through the
 //!    cross-process daemon (one wake-up: the releaser grants the successor
-//!    the daemon published in shared memory), sleeping or spinning.
+//!    the daemon published in shared memory), sleeping or spinning, with
+//!    the parties threads of this process and, once more, two processes.
 //! 3. Arbitration overhead per GPU job: 8 threads, each job copy-in,
 //!    a 1 ms kernel, copy-out on the emulated backend of one GPU (rho = 2,
 //!    engine locks): CPU time spent inside arbiter calls per job over the
@@ -94,15 +95,71 @@ fn uncontended(iters: usize) -> Vec<u64> {
     out
 }
 
-/// One-way hand-off through the arbiter: the two parties take turns holding
-/// the execution-engine lock; the other is asleep in the queue when it is
-/// released.
+/// What the two parties of a contended hand-off share: memory of this
+/// process (threads) or a shared mapping (processes).
+#[repr(C)]
+#[derive(Default)]
+struct Turns {
+    turn: AtomicU32,
+    ready: AtomicU32,
+    stamp: AtomicU64,
+}
+
+/// One party of the contended hand-off: the two take turns holding the
+/// execution-engine lock; the other is asleep in the queue when it is
+/// released. Returns the hand-off latencies this party saw as the waiter.
+fn ping_pong(me: u32, c: &AnyClient, sh: &Turns, iters: usize, local: &Arbiter) -> Vec<u64> {
+    let (turn, stamp) = (&sh.turn, &sh.stamp);
+    let tok = c.token(0, 1, None, 0).expect("token");
+    let mut lat = Vec::with_capacity(iters);
+    sh.ready.fetch_add(1, Ordering::AcqRel);
+    while sh.ready.load(Ordering::Acquire) < 2 {
+        std::hint::spin_loop();
+    }
+    for i in 0..iters as u32 {
+        if i % 2 == me {
+            // Holder: take the lock, wait until the other is queued and
+            // asleep, then release it with a time stamp.
+            let g = tok.engine(Engine::Exec).expect("lock");
+            turn.store(3 * i + 1, Ordering::Release);
+            // (`turn` only grows; waiting for `<` tolerates the other
+            // party having moved on already.)
+            // Wait until the other is about to request, then give it ample
+            // time to enqueue and fall asleep (polling the arbiter's mutex
+            // instead would starve it).
+            while turn.load(Ordering::Acquire) < 3 * i + 2 {
+                std::hint::spin_loop();
+            }
+            os::spin_cpu_time(SETTLE);
+            stamp.store(monotonic_now(), Ordering::Release);
+            drop(g);
+            while turn.load(Ordering::Acquire) < 3 * i + 3 {
+                std::hint::spin_loop();
+            }
+        } else {
+            while turn.load(Ordering::Acquire) < 3 * i + 1 {
+                std::hint::spin_loop();
+            }
+            turn.store(3 * i + 2, Ordering::Release);
+            let g = tok.engine(Engine::Exec).expect("lock");
+            lat.push(monotonic_now() - stamp.load(Ordering::Acquire));
+            drop(g);
+            turn.store(3 * i + 3, Ordering::Release);
+        }
+        // Keep the (unused) in-process hand-off log from growing.
+        if i % 1024 == 0 {
+            local.take_events();
+        }
+    }
+    lat
+}
+
 /// A registration of the calling thread with the arbiter under test.
 type Connect = Arc<dyn Fn() -> AnyClient + Send + Sync>;
 
 /// The contended hand-off through the in-process arbiter (`daemon: None`)
 /// or through `rtgpu daemon`'s (a daemon thread of this process, waiting as
-/// given).
+/// given), the two parties threads of this process.
 fn contended_arbiter(
     iters: usize,
     cpus: (usize, usize),
@@ -122,74 +179,16 @@ fn contended_arbiter(
         let arb = Arc::clone(&arb);
         Arc::new(move || AnyClient::local(&arb, 50).expect("register"))
     };
-    let stamp = Arc::new(AtomicU64::new(0));
-    let turn = Arc::new(AtomicU32::new(0));
-    let start = Arc::new(Barrier::new(2));
+    let turns = Arc::new(Turns::default());
     let run = |me: u32, cpu: usize| {
-        let (arb, stamp, turn, start, connect) = (
-            Arc::clone(&arb),
-            Arc::clone(&stamp),
-            Arc::clone(&turn),
-            Arc::clone(&start),
-            Arc::clone(&connect),
-        );
+        let (arb, turns, connect) = (Arc::clone(&arb), Arc::clone(&turns), Arc::clone(&connect));
         std::thread::spawn(move || {
             party(cpu, rt);
-            let c = connect();
-            let tok = c.token(0, 1, None, 0).expect("token");
-            let mut lat = Vec::with_capacity(iters);
-            start.wait();
-            for i in 0..iters as u32 {
-                if i % 2 == me {
-                    // Holder: take the lock, wait until the other is queued
-                    // and asleep, then release it with a time stamp.
-                    let g = tok.engine(Engine::Exec).expect("lock");
-                    turn.store(3 * i + 1, Ordering::Release);
-                    // (`turn` only grows; waiting for `<` tolerates the other
-                    // party having moved on already.)
-                    // Wait until the other is about to request, then give it
-                    // ample time to enqueue and fall asleep (polling the
-                    // arbiter's mutex instead would starve it).
-                    while turn.load(Ordering::Acquire) < 3 * i + 2 {
-                        std::hint::spin_loop();
-                    }
-                    os::spin_cpu_time(SETTLE);
-                    stamp.store(monotonic_now(), Ordering::Release);
-                    drop(g);
-                    while turn.load(Ordering::Acquire) < 3 * i + 3 {
-                        std::hint::spin_loop();
-                    }
-                } else {
-                    while turn.load(Ordering::Acquire) < 3 * i + 1 {
-                        std::hint::spin_loop();
-                    }
-                    turn.store(3 * i + 2, Ordering::Release);
-                    let g = tok.engine(Engine::Exec).expect("lock");
-                    lat.push(monotonic_now() - stamp.load(Ordering::Acquire));
-                    drop(g);
-                    turn.store(3 * i + 3, Ordering::Release);
-                }
-                if i % 1024 == 0 {
-                    arb.take_events();
-                }
-            }
-            lat
+            ping_pong(me, &connect(), &turns, iters, &arb)
         })
     };
     let a = run(0, cpus.0);
     let b = run(1, cpus.1);
-    if std::env::var_os("RTGPU_BENCH_DEBUG").is_some() {
-        let (arb, turn) = (Arc::clone(&arb), Arc::clone(&turn));
-        std::thread::spawn(move || loop {
-            let _ = os::set_sched_policy(0, SchedPolicy::Fifo { priority: 99 });
-            std::thread::sleep(std::time::Duration::from_secs(2));
-            eprintln!(
-                "turn {} queue {}",
-                turn.load(Ordering::Acquire),
-                arb.queue_len(0, Engine::Exec)
-            );
-        });
-    }
     let mut v = a.join().expect("a");
     v.extend(b.join().expect("b"));
     if let Some((stop, thread)) = served {
@@ -197,6 +196,117 @@ fn contended_arbiter(
         let _ = thread.join();
     }
     v
+}
+
+/// A shared mapping of `bytes` in /dev/shm, created (or opened) by path.
+fn shared_map(path: &std::path::Path, bytes: usize, create: bool) -> *mut u8 {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(create)
+        .truncate(create)
+        .open(path)
+        .expect("shared file");
+    if create {
+        f.set_len(bytes as u64).expect("size the shared file");
+    }
+    // SAFETY: a shared mapping of a file of `bytes` bytes; checked below.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            bytes,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        )
+    };
+    assert!(p != libc::MAP_FAILED, "mmap {}", path.display());
+    p as *mut u8
+}
+
+fn shared_bytes(iters: usize) -> usize {
+    4096 + 2 * 8 * (iters + 1)
+}
+
+/// The same hand-off through the daemon with the two parties in separate
+/// processes (this binary run as `--party`), as clients of different
+/// programs would be: the daemon is a thread of this process.
+fn contended_processes(iters: usize, cpus: (usize, usize), rt: bool) -> Vec<u64> {
+    let pid = std::process::id();
+    let sock = std::env::temp_dir().join(format!("rtgpu-bench-x-{pid}.sock"));
+    let shm = std::path::PathBuf::from(format!("/dev/shm/rtgpu-bench-{pid}"));
+    let base = shared_map(&shm, shared_bytes(iters), true);
+    let (stop, thread) =
+        rtgpu_runtime::daemon::spawn_with(&sock, arbiter_config(1, 2), Waiting::Sleep)
+            .expect("start the daemon");
+    let exe = std::env::current_exe().expect("this binary");
+    let kids: Vec<_> = [(0u32, cpus.0), (1, cpus.1)]
+        .into_iter()
+        .map(|(me, cpu)| {
+            std::process::Command::new(&exe)
+                .args([
+                    "--party",
+                    &me.to_string(),
+                    &cpu.to_string(),
+                    &iters.to_string(),
+                ])
+                .arg(&sock)
+                .arg(&shm)
+                .arg(if rt { "rt" } else { "other" })
+                .spawn()
+                .expect("start a party")
+        })
+        .collect();
+    for mut k in kids {
+        assert!(k.wait().expect("party").success(), "a party failed");
+    }
+    stop.store(true, Ordering::Relaxed);
+    let _ = thread.join();
+    let mut v = Vec::new();
+    for me in 0..2 {
+        // SAFETY: within the mapping; each party wrote its count, then its
+        // latencies, before exiting.
+        unsafe {
+            let at = base.add(4096 + me * 8 * (iters + 1)) as *const u64;
+            let n = (*at as usize).min(iters);
+            v.extend((1..=n).map(|k| *at.add(k)));
+        }
+    }
+    let _ = std::fs::remove_file(&shm);
+    v
+}
+
+/// `--party ME CPU ITERS SOCKET SHM rt|other`: one party of
+/// [`contended_processes`].
+fn party_process(args: &[String]) {
+    let [me, cpu, iters, sock, shm, rt] = args else {
+        eprintln!("arbiter --party: ME CPU ITERS SOCKET SHM rt|other");
+        std::process::exit(2);
+    };
+    let (me, cpu, iters): (u32, usize, usize) = match (me.parse(), cpu.parse(), iters.parse()) {
+        (Ok(a), Ok(b), Ok(c)) => (a, b, c),
+        _ => {
+            eprintln!("arbiter --party: ME, CPU and ITERS are numbers");
+            std::process::exit(2);
+        }
+    };
+    party(cpu, rt == "rt");
+    let base = shared_map(std::path::Path::new(shm), shared_bytes(iters), false);
+    // SAFETY: the mapping starts with a `Turns` (zeroed by its creation,
+    // only atomics) and outlives this process's use of it.
+    let turns = unsafe { &*(base as *const Turns) };
+    let c = AnyClient::connect(std::path::Path::new(sock), 50).expect("connect to the daemon");
+    let lat = ping_pong(me, &c, turns, iters, &arbiter(1, 1));
+    // SAFETY: this party's own section of the mapping, sized for `iters`.
+    unsafe {
+        let at = base.add(4096 + me as usize * 8 * (iters + 1)) as *mut u64;
+        *at = lat.len() as u64;
+        for (k, &l) in lat.iter().enumerate() {
+            *at.add(k + 1) = l;
+        }
+    }
 }
 
 /// The same hand-off with a raw futex: the waiter sleeps on a word, the
@@ -420,6 +530,11 @@ fn makespan(tasks: usize, jobs_per_task: usize, how: Coordination) -> u64 {
 }
 
 fn main() {
+    let all: Vec<String> = std::env::args().collect();
+    if all.get(1).map(String::as_str) == Some("--party") {
+        party_process(&all[2..]);
+        return;
+    }
     let mut iters = 20_000usize;
     let mut jobs = 200usize;
     let mut rounds = 1usize;
@@ -476,7 +591,7 @@ fn main() {
     // Rounds alternate the mechanisms so that drifting load hits all alike;
     // percentiles are over every round's samples together.
     let n = (iters / 10 / rounds).max(100);
-    let (mut f, mut a, mut d) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut f, mut a, mut d, mut x) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     // A spinning daemon needs a CPU of its own: the third, if there is one.
     let third = caps.cpus.get(2).copied();
     let mut ds = third.map(|_| Vec::new());
@@ -484,6 +599,7 @@ fn main() {
         f.extend(contended_futex(n, cpus, rt));
         a.extend(contended_arbiter(n, cpus, rt, None));
         d.extend(contended_arbiter(n, cpus, rt, Some(Waiting::Sleep)));
+        x.extend(contended_processes(n, cpus, rt));
         if let (Some(v), Some(cpu)) = (ds.as_mut(), third) {
             v.extend(contended_arbiter(
                 n,
@@ -518,6 +634,15 @@ fn main() {
         } else {
             "MISSED"
         }
+    );
+    let (x50, x99) = (pct(&mut x, 0.5), pct(&mut x, 0.99));
+    let r = x50 as f64 / f50.max(1) as f64;
+    println!(
+        "   the same with the two parties in separate processes: p50 {:.2} us p99 {:.2} us; ratio to the futex p50 {r:.2}x, p99 {:.2}x (goal <= 1.2x: {})",
+        x50 as f64 / 1e3,
+        x99 as f64 / 1e3,
+        x99 as f64 / f99.max(1) as f64,
+        if r <= 1.2 { "met" } else { "MISSED" }
     );
     match (&mut ds, third) {
         (Some(s), Some(cpu)) => {
