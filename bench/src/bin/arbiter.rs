@@ -469,6 +469,19 @@ fn whole_job_cpu(tasks: usize, jobs_per_task: usize, arbitrated: bool) -> f64 {
     cpu as f64 / (tasks * jobs_per_task) as f64
 }
 
+/// One more hand-off variant's line, against the raw futex's (p50, p99).
+fn vs_futex(what: &str, v: &mut [u64], (f50, f99): (u64, u64)) {
+    let (p50, p99) = (pct(v, 0.5), pct(v, 0.99));
+    let r = p50 as f64 / f50.max(1) as f64;
+    println!(
+        "   the same {what}: p50 {:.2} us p99 {:.2} us; ratio to the futex p50 {r:.2}x, p99 {:.2}x (goal <= 1.2x: {})",
+        p50 as f64 / 1e3,
+        p99 as f64 / 1e3,
+        p99 as f64 / f99.max(1) as f64,
+        if r <= 1.2 { "met" } else { "MISSED" }
+    );
+}
+
 /// How the GPU jobs of [`makespan`] are coordinated.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Coordination {
@@ -612,7 +625,6 @@ fn main() {
     let n = f.len();
     let (f50, f99) = (pct(&mut f, 0.5), pct(&mut f, 0.99));
     let (a50, a99) = (pct(&mut a, 0.5), pct(&mut a, 0.99));
-    let (d50, d99) = (pct(&mut d, 0.5), pct(&mut d, 0.99));
     let ratio = a50 as f64 / f50.max(1) as f64;
     println!(
         "2. contended hand-off, {n} each: raw futex p50 {:.2} us p99 {:.2} us; arbiter p50 {:.2} us p99 {:.2} us; ratio p50 {ratio:.2}x, p99 {:.2}x (goal <= 1.2x: {})",
@@ -623,39 +635,19 @@ fn main() {
         a99 as f64 / f99.max(1) as f64,
         if ratio <= 1.2 { "met" } else { "MISSED" }
     );
-    println!(
-        "   the same through the daemon (cross-process mode; the releaser grants the published successor): p50 {:.2} us p99 {:.2} us; ratio to the futex p50 {:.2}x, p99 {:.2}x (goal <= 1.2x: {})",
-        d50 as f64 / 1e3,
-        d99 as f64 / 1e3,
-        d50 as f64 / f50.max(1) as f64,
-        d99 as f64 / f99.max(1) as f64,
-        if d50 as f64 / f50.max(1) as f64 <= 1.2 {
-            "met"
-        } else {
-            "MISSED"
-        }
+    let futex = (f50, f99);
+    vs_futex(
+        "through the daemon (cross-process mode; the releaser grants the published successor)",
+        &mut d,
+        futex,
     );
-    let (x50, x99) = (pct(&mut x, 0.5), pct(&mut x, 0.99));
-    let r = x50 as f64 / f50.max(1) as f64;
-    println!(
-        "   the same with the two parties in separate processes: p50 {:.2} us p99 {:.2} us; ratio to the futex p50 {r:.2}x, p99 {:.2}x (goal <= 1.2x: {})",
-        x50 as f64 / 1e3,
-        x99 as f64 / 1e3,
-        x99 as f64 / f99.max(1) as f64,
-        if r <= 1.2 { "met" } else { "MISSED" }
-    );
+    vs_futex("with the two parties in separate processes", &mut x, futex);
     match (&mut ds, third) {
-        (Some(s), Some(cpu)) => {
-            let (s50, s99) = (pct(s, 0.5), pct(s, 0.99));
-            let r = s50 as f64 / f50.max(1) as f64;
-            println!(
-                "   the same through a spinning daemon on CPU {cpu} (`rtgpu daemon --spin`): p50 {:.2} us p99 {:.2} us; ratio to the futex p50 {r:.2}x, p99 {:.2}x (goal <= 1.2x: {})",
-                s50 as f64 / 1e3,
-                s99 as f64 / 1e3,
-                s99 as f64 / f99.max(1) as f64,
-                if r <= 1.2 { "met" } else { "MISSED" }
-            );
-        }
+        (Some(s), Some(cpu)) => vs_futex(
+            &format!("through a spinning daemon on CPU {cpu} (`rtgpu daemon --spin`)"),
+            s,
+            futex,
+        ),
         _ => println!("   (a spinning daemon needs a third CPU: not measured here)"),
     }
 
