@@ -405,6 +405,18 @@ fn gpusync_bounds(
         .chunk_size
         .map_or(largest_transfer, |c| c.min(largest_transfer));
     max.copy = gpusync::transfer_time(chunk, slowest);
+    // Every engine-lock request's operation (a kernel, a copy chunk) raises
+    // one completion interrupt, and its holder keeps the lock until the
+    // interrupt is handled, as a k-FMLP holder keeps its GPU
+    // ([`critical_section`], seed 000 App. B's s_i): L^E and L^C grow by
+    // Δth + Δbh (0 without overheads), and with them the token hold.
+    let irq = w.overheads.th.saturating_add(w.overheads.bh);
+    if max.exec > 0 {
+        max.exec = max.exec.saturating_add(irq);
+    }
+    if max.copy > 0 {
+        max.copy = max.copy.saturating_add(irq);
+    }
     let mut blocks = gpusync::total_blocking(&cfg, &reqs, &max);
     // Theorem 2 with each hold stretched (module docs): THT_max over
     // THT_i + stretch_i.

@@ -171,6 +171,20 @@ gpu = { copy_in = "1 MB", kernels = ["2 ms"] }
     assert_eq!(g.token_blocking, Some(7 * MS));
     // 1 + 7 + (1 + 2 + 3) = 14 ms.
     assert_eq!(r.tasks[0].charges.expect("charges").total, 14 * MS);
+
+    // With interrupt overheads (Δth 0.1 ms, Δbh 0.4 ms) every lock is held
+    // through its operation's interrupt handling: L^C = 1.5 ms, L^E =
+    // 2.5 ms. Thm 1 = 1.5 + 2.5 = 4 ms; THT = 2·1.5 + 2·2.5 + 1 = 9 ms.
+    let with_irq = base.replace(
+        "base = \"zero\"",
+        "base = \"zero\"\nth = \"100 us\"\nbh = \"400 us\"",
+    );
+    let r = run(&format!(
+        "{with_irq}[policy]\ncpu_scheduler = \"C-EDF\"\ngpu_allocator = \"gpusync\"\ntokens_per_gpu = 2\n{task_toml}"
+    ));
+    let g = r.tasks[0].gpu.as_ref().expect("gpu");
+    assert_eq!(g.engine_blocking, Some(4 * MS));
+    assert_eq!(g.token_hold_time, Some(9 * MS));
 }
 
 #[test]
