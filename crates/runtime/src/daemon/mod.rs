@@ -308,6 +308,7 @@ fn serve_listener(
         scratch: Vec::new(),
     };
     let mut conns: Vec<Option<Conn>> = Vec::new();
+    let mut again = false;
     while !stop.load(Ordering::Relaxed) {
         let mut fds = vec![libc::pollfd {
             fd: listener.as_raw_fd(),
@@ -325,7 +326,8 @@ fn serve_listener(
             }
         }
         // SAFETY: fds is a valid array of pollfd of the length passed.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+        let wait = if again { 0 } else { timeout };
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait) };
         if n < 0 {
             let e = io::Error::last_os_error();
             if e.kind() == io::ErrorKind::Interrupted {
@@ -411,9 +413,14 @@ fn serve_listener(
         }
         // Hand-offs that did not ring are caught up here at the latest
         // (every 50 ms when sleeping, at once when spinning).
+        // Priorities first: whether a releaser is boosted decides whether
+        // its hand-off must ring the daemon (`republish`). A publication
+        // that lost to a closing client is retried at once, not after the
+        // poll's timeout.
+        again = false;
         if drain(&mut core) || n > 0 {
-            republish(&mut core);
             update_priorities(&mut core);
+            again = republish(&mut core);
         }
     }
     drain(&mut core);
@@ -763,12 +770,22 @@ fn drain(core: &mut Core) -> bool {
 
 /// Publishes, in every armed record, the successor the policy core would
 /// grant on its release now (or withdraws one that no longer would be).
-fn republish(core: &mut Core) {
+/// Returns whether a publication lost to a client closing the record (the
+/// caller drains and publishes again at once).
+fn republish(core: &mut Core) -> bool {
     let mut grants = std::mem::take(&mut core.scratch);
+    let mut raced = false;
+    // With R3's stealing on, a waiter published as one token's successor
+    // can also be stolen by another token's release in the daemon, and two
+    // grants would race for it: token successors are not published then
+    // (their releases go through the daemon; engine locks still hand off
+    // in one hop).
+    let steals = core.tokens.config().stealing;
     for k in 0..core.armed.len() {
         let a = &core.armed[k];
         // (successor, its handle, whether others wait behind it)
         let next = match a.what {
+            Holding::Token(_) if steals => None,
             Holding::Token(t) => core
                 .tokens
                 .successor(a.job)
@@ -814,9 +831,12 @@ fn republish(core: &mut Core) {
             .is_ok()
         {
             core.armed[k].published = word;
+        } else {
+            raced = true;
         }
     }
     core.scratch = grants;
+    raced
 }
 
 /// Everything a departed client held or waited for is released, and the
@@ -1237,9 +1257,10 @@ mod tests {
                 c.release_token().expect("release");
             })
         };
-        let b = waiter(20);
+        // Both less urgent than a: nothing is inherited, only the queue rings.
+        let b = waiter(5);
         let first = until_published(&a, LOCK_RECORDS[0]);
-        let c = waiter(30);
+        let c = waiter(3);
         // The daemon re-publishes the same successor, now asking to be rung.
         let t0 = std::time::Instant::now();
         let slot = a.region.slot(a.slot).expect("slot");
@@ -1266,6 +1287,76 @@ mod tests {
         assert_eq!(stats.handoff_mismatches, 0, "{stats:?}");
     }
 
+    /// A releaser that inherited its successor's priority asks to ring the
+    /// daemon, which must restore the releaser's own priority at once.
+    #[test]
+    fn a_boosted_releaser_asks_for_the_daemon() {
+        let config =
+            ArbiterConfig::uniform(1, 1, 1, "shortest-queue", true, false).expect("config");
+        let d = TestDaemon::start("boost", config);
+        let sock = d.sock.clone();
+        let mut a = RemoteClient::connect(&sock, 10).expect("a");
+        a.token(1_000, 0, None, 0).expect("token a");
+        let s = sock.clone();
+        let b = std::thread::spawn(move || {
+            // More urgent than a: a inherits SCHED_FIFO 20 while b waits.
+            let mut b = RemoteClient::connect(&s, 20).expect("b");
+            b.token(1_000, 1, None, 0).expect("token b");
+            b.release_token().expect("release b");
+        });
+        let w = until_published(&a, TOKEN_RECORD);
+        assert!(Successor::of(w).expect("published").ring, "{w:#x}");
+        a.release_token().expect("release a");
+        b.join().expect("b");
+        drop(a);
+        let stats = d.finish();
+        assert_eq!(stats.handoff_mismatches, 0, "{stats:?}");
+    }
+
+    /// With R3's stealing (k-FMLP) no token successor is published: a
+    /// waiter published on one token could be stolen for another by the
+    /// daemon, and two grants would race for it (the reviewer's case: A
+    /// and B hold tokens 0 and 1, X waits on 1; B hands 1 to X directly
+    /// while the daemon, releasing A's token with its queue empty, steals
+    /// X for token 0). Every client then holds a token of its own.
+    #[test]
+    fn with_stealing_token_successors_are_not_published() {
+        let config = ArbiterConfig::uniform(2, 1, 1, "k-fmlp", true, false).expect("config");
+        let d = TestDaemon::start("steal", config);
+        let sock = d.sock.clone();
+        let mut a = RemoteClient::connect(&sock, 10).expect("a");
+        let mut b = RemoteClient::connect(&sock, 10).expect("b");
+        assert_eq!(a.token(1_000_000, 0, None, 0).expect("a").1, 0);
+        assert_eq!(b.token(10, 1, None, 0).expect("b").1, 1);
+        let s = sock.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let x = std::thread::spawn(move || {
+            let mut x = RemoteClient::connect(&s, 10).expect("x");
+            let t = x.token(50, 2, None, 0).expect("x gets a token");
+            tx.send(t).expect("report");
+            // Hold it until the test has checked nobody else got it.
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            x.release_token().expect("release x");
+        });
+        // X queues on token 1 (l-aware: 10 < 1,000,000); give the daemon
+        // time to publish, if it would.
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let slot = b.region.slot(b.slot).expect("slot");
+        let w = slot.records[TOKEN_RECORD].state.load(Ordering::Acquire);
+        assert_eq!(Successor::of(w), None, "published {w:#x}");
+        b.release_token().expect("release b");
+        a.release_token().expect("release a");
+        let (_, xt) = rx.recv().expect("x's token");
+        let mut z = RemoteClient::connect(&sock, 10).expect("z");
+        let (_, zt) = z.token(1, 3, None, 0).expect("z gets the other token");
+        assert_ne!(xt, zt, "two holders of token {xt}");
+        z.release_token().expect("release z");
+        x.join().expect("x");
+        drop((a, b, z));
+        let stats = d.finish();
+        assert_eq!(stats.handoff_mismatches, 0, "{stats:?}");
+    }
+
     /// A token's successor is published too, and a one-hop token hand-off
     /// is finished by the daemon (the new holder can lock at once).
     #[test]
@@ -1274,11 +1365,12 @@ mod tests {
             ArbiterConfig::uniform(1, 1, 1, "shortest-queue", true, false).expect("config");
         let d = TestDaemon::start("tokhop", config);
         let sock = d.sock.clone();
+        // b (SCHED_FIFO 5) is less urgent than a (10): a inherits nothing.
         let mut a = RemoteClient::connect(&sock, 10).expect("a");
         assert_eq!(a.token(1_000, 0, None, 0).expect("token a"), (0, 0));
         let s = sock.clone();
         let b = std::thread::spawn(move || {
-            let mut b = RemoteClient::connect(&s, 20).expect("b");
+            let mut b = RemoteClient::connect(&s, 5).expect("b");
             let t = b.token(1_000, 1, None, 0).expect("token b");
             let r = b.lock(Engine::Exec).expect("lock after a one-hop token");
             b.unlock(r).expect("unlock b");
