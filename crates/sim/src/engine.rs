@@ -1092,11 +1092,11 @@ impl Engine {
                 // GPU's interrupt thread now also runs for this holder
                 // (`gpu_irq_key`).
                 let g = self.s.groups[group].gpus[gpu];
-                self.on_token(i, g, Some(token));
-                if self.handling == Handling::Klmirqd && self.irq_current[g].is_some() {
-                    self.touch(iu);
-                    self.refresh_irq_keys();
+                // First, before anything the job does next can re-key.
+                if self.handling == Handling::Klmirqd {
+                    self.rekey_irq(g);
                 }
+                self.on_token(i, g, Some(token));
             }
             Decision::Queued { .. } => {
                 // A new waiter: its token holder may inherit its priority.
@@ -1610,10 +1610,10 @@ impl Engine {
         let Some(local) = self.s.groups[group].gpus.iter().position(|&x| x == g) else {
             return key;
         };
-        for t in 0..self.allocators[group].tokens() {
-            if self.allocators[group].gpu_of_token(t) != local {
-                continue;
-            }
+        // A GPU's tokens are consecutive (`TokenAllocator::new`).
+        let rho = self.allocators[group].config().tokens_per_gpu;
+        for t in local * rho..(local + 1) * rho {
+            debug_assert_eq!(self.allocators[group].gpu_of_token(t), local);
             if let Some(h) = self.allocators[group].holder(t) {
                 if h != owner {
                     key = key.min(self.owner_key(h));
@@ -1783,33 +1783,42 @@ impl Engine {
         }
         self.refreshed_at = total;
         for g in 0..self.irq_current.len() {
-            let Some(k) = self.irq_current[g] else {
-                continue;
-            };
-            let key = self.gpu_irq_key(g, self.irq_items[k as usize].owner);
-            let tid = self.jobs.len() + g;
-            if self.threads[tid].key == key {
-                continue;
-            }
+            let moved = self.rekey_irq(g);
             debug_assert!(
-                !unchanged,
+                !(unchanged && moved),
                 "an interrupt thread's key moved without a change"
             );
-            self.threads[tid].key = key;
-            match self.threads[tid].state {
-                TState::Ready => self.make_ready(tid as u32),
-                TState::Running(c) => {
-                    // Its entry among the domain's running keys, which
-                    // preemption decisions read; a less urgent key may let a
-                    // ready thread preempt it.
-                    let c = c as usize;
-                    let d = self.s.core_domain[c];
-                    self.dom_run[d][self.dom_pos[c]].0 = queue::key(key, tid as u64 + 1);
-                    self.schedule(d);
-                }
-                _ => {}
-            }
         }
+    }
+
+    /// Gives GPU `g`'s interrupt thread, if busy, its current key
+    /// ([`Self::gpu_irq_key`]); returns whether the key moved. Called
+    /// directly when only the set of the GPU's holders changed: that moves
+    /// no job's effective priority (no epoch bump, no cache invalidated).
+    fn rekey_irq(&mut self, g: usize) -> bool {
+        let Some(k) = self.irq_current[g] else {
+            return false;
+        };
+        let key = self.gpu_irq_key(g, self.irq_items[k as usize].owner);
+        let tid = self.jobs.len() + g;
+        if self.threads[tid].key == key {
+            return false;
+        }
+        self.threads[tid].key = key;
+        match self.threads[tid].state {
+            TState::Ready => self.make_ready(tid as u32),
+            TState::Running(c) => {
+                // Its entry among the domain's running keys, which
+                // preemption decisions read; a less urgent key may let a
+                // ready thread preempt it.
+                let c = c as usize;
+                let d = self.s.core_domain[c];
+                self.dom_run[d][self.dom_pos[c]].0 = queue::key(key, tid as u64 + 1);
+                self.schedule(d);
+            }
+            _ => {}
+        }
+        true
     }
 
     #[inline(always)]
@@ -1979,12 +1988,8 @@ impl Engine {
             let alloc = &mut self.allocators[group];
             alloc.predictor_mut().observe(iu, distance, cost);
             let grant = alloc.release(i as JobId, now);
-            if grant.is_some()
-                || (self.handling == Handling::Klmirqd && self.irq_current[g].is_some())
-            {
-                // A waiter became a holder (without a grant, no one
-                // waited), or the GPU's interrupt thread, busy, lost one of
-                // the holders it runs for (`gpu_irq_key`).
+            if grant.is_some() {
+                // A waiter became a holder (without a grant, no one waited).
                 self.touch(iu);
             }
             self.key_cache[iu].0 = u64::MAX;
@@ -1992,7 +1997,11 @@ impl Engine {
                 let gg = self.s.groups[group].gpus[grant.gpu];
                 self.on_token(grant.job, gg, Some(grant.token));
             }
-            // The queues changed: so may the holders' inherited priorities.
+            // The GPU's interrupt thread lost a holder it ran for; and the
+            // queues changed: so may the holders' inherited priorities.
+            if self.handling == Handling::Klmirqd {
+                self.rekey_irq(g);
+            }
             self.refresh_irq_keys();
         }
         // Back to the CPU: the second half of C, plus the context switches
