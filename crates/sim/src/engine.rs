@@ -1074,8 +1074,7 @@ impl Engine {
             return;
         }
         let group = gt.group;
-        let grp = &self.s.groups[group];
-        let local = |g: usize| grp.gpus.iter().position(|&x| x == g);
+        let local = |g: usize| self.s.local_gpu(group, g);
         let req = token::Request {
             job: i as JobId,
             task: iu,
@@ -1606,10 +1605,7 @@ impl Engine {
     /// owner through the other's bottom half (the analysis assumes this).
     fn gpu_irq_key(&mut self, g: usize, owner: u32) -> u64 {
         let mut key = self.owner_key(owner);
-        let group = self.s.gpus[g].group;
-        let Some(local) = self.s.groups[group].gpus.iter().position(|&x| x == g) else {
-            return key;
-        };
+        let (group, local) = (self.s.gpus[g].group, self.s.gpus[g].local);
         // A GPU's tokens are consecutive (`TokenAllocator::new`).
         let rho = self.allocators[group].config().tokens_per_gpu;
         for t in local * rho..(local + 1) * rho {

@@ -44,6 +44,8 @@ pub(crate) struct TaskSetup {
 pub(crate) struct GpuSetup {
     pub name: String,
     pub group: usize,
+    /// Its index among its group's GPUs (the allocator's GPU index).
+    pub local: usize,
     pub copy_engines: u8,
     pub irq_core: usize,
     /// PCIe link id (its switch, or the GPU itself without a topology).
@@ -56,6 +58,14 @@ pub(crate) struct GroupSetup {
     pub gpus: Vec<usize>,
     /// Row-major migration distances between the group's GPUs.
     pub distance: Vec<u32>,
+}
+
+impl Setup {
+    /// GPU `g`'s index in `group`'s allocator, if it belongs to that group.
+    pub fn local_gpu(&self, group: usize, g: usize) -> Option<usize> {
+        let gpu = self.gpus.get(g)?;
+        (gpu.group == group).then_some(gpu.local)
+    }
 }
 
 pub(crate) struct Setup {
@@ -221,6 +231,7 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
     let mut gpus = Vec::new();
     for (g, gpu) in w.platform.gpus.iter().enumerate() {
         let group = if global { 0 } else { gpu.cluster };
+        let local = groups[group].gpus.len();
         groups[group].gpus.push(g);
         let first = w
             .platform
@@ -230,6 +241,7 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
         gpus.push(GpuSetup {
             name: gpu.name.clone(),
             group,
+            local,
             copy_engines: gpu.copy_engines,
             irq_core: first,
             link: gpu.attach.unwrap_or(w.platform.pcie.len() + g),
