@@ -376,7 +376,7 @@ impl PyDaemon {
             // As `rtgpu daemon` says at start: inheritance needs the
             // privilege to change other processes' scheduling.
             let caps = rtgpu_runtime::os::probe_capabilities();
-            if let (false, Some(why)) = (caps.fifo, caps.reason.as_ref()) {
+            if let Some(why) = caps.reason {
                 let msg = std::ffi::CString::new(format!(
                     "rtgpu Daemon: priority inheritance cannot be applied to clients: {why}"
                 ))

@@ -1191,14 +1191,24 @@ mod tests {
     /// Waits (at most 5 s) until `c`'s record `record` has a successor
     /// published.
     fn until_published(c: &RemoteClient, record: usize) -> u64 {
+        until_published_where(c, record, |_| true)
+    }
+
+    /// Waits (at most 5 s) until `c`'s record `record` publishes a
+    /// successor for which `ok` holds; returns the record word.
+    fn until_published_where(
+        c: &RemoteClient,
+        record: usize,
+        ok: impl Fn(&Successor) -> bool,
+    ) -> u64 {
         let t0 = std::time::Instant::now();
         loop {
             let slot = c.region.slot(c.slot).expect("slot");
             let w = slot.records[record].state.load(Ordering::Acquire);
-            if Successor::of(w).is_some() {
+            if Successor::of(w).is_some_and(|n| ok(&n)) {
                 return w;
             }
-            assert!(t0.elapsed().as_secs() < 5, "no successor published");
+            assert!(t0.elapsed().as_secs() < 5, "no such successor published");
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
     }
@@ -1262,17 +1272,8 @@ mod tests {
         let first = until_published(&a, LOCK_RECORDS[0]);
         let c = waiter(3);
         // The daemon re-publishes the same successor, now asking to be rung.
-        let t0 = std::time::Instant::now();
-        let slot = a.region.slot(a.slot).expect("slot");
-        let rung = loop {
-            let w = slot.records[LOCK_RECORDS[0]].state.load(Ordering::Acquire);
-            match Successor::of(w) {
-                Some(n) if n.ring => break n,
-                _ => {}
-            }
-            assert!(t0.elapsed().as_secs() < 5, "never asked to ring");
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        };
+        let rung = until_published_where(&a, LOCK_RECORDS[0], |n| n.ring);
+        let rung = Successor::of(rung).expect("published");
         let was = Successor::of(first).expect("published");
         assert_eq!((rung.slot, rung.want), (was.slot, was.want));
         assert!(!was.ring);
