@@ -27,6 +27,27 @@ pub fn effective_priority(
     effective(job, base, tokens, locks, 4)
 }
 
+/// klmirqd: the priority of GPU `gpu`'s interrupt and completion threads,
+/// the most urgent effective priority (`effective`, e.g.
+/// [`effective_priority`]) among the GPU's token holders; `None` when nobody
+/// holds the GPU. Seed 000 §IV: "a priority inherited by a GPU holder must
+/// be propagated immediately to any klmirqd thread executing on its
+/// behalf"; with ρ > 1 one thread serves every holder, so it takes the
+/// most urgent of them (otherwise an urgent holder's bottom half can wait
+/// behind a co-holder's at the co-holder's priority). The runtime's arbiter
+/// and the simulator both use this rule.
+pub fn gpu_owner_priority(
+    tokens: &TokenAllocator,
+    gpu: usize,
+    mut effective: impl FnMut(JobId) -> Prio,
+) -> Option<Prio> {
+    tokens
+        .tokens_of(gpu)
+        .filter_map(|t| tokens.holder(t))
+        .map(&mut effective)
+        .min()
+}
+
 fn effective(
     job: JobId,
     base: &impl Fn(JobId) -> Prio,
@@ -107,6 +128,12 @@ mod tests {
         assert_eq!(effective_priority(1, &base, &t, &l), 5);
         assert_eq!(effective_priority(2, &base, &t, &l), 80);
         assert_eq!(effective_priority(3, &base, &t, &l), 5);
+        // The GPU's klmirqd thread: the most urgent of holders 1 (5,
+        // inherited) and 2 (80); nobody holds a GPU that does not exist.
+        let eff = |j| effective_priority(j, &base, &t, &l);
+        assert_eq!(gpu_owner_priority(&t, 0, eff), Some(5));
+        assert_eq!(t.tokens_of(0), 0..2);
+        assert_eq!(gpu_owner_priority(&t, 1, eff), None);
     }
 
     #[test]

@@ -320,6 +320,12 @@ impl TokenAllocator {
         None
     }
 
+    /// The tokens of GPU `gpu` (a GPU's ρ tokens are consecutive).
+    pub fn tokens_of(&self, gpu: usize) -> std::ops::Range<usize> {
+        let rho = self.cfg.tokens_per_gpu;
+        (gpu * rho).min(self.queues.len())..((gpu + 1) * rho).min(self.queues.len())
+    }
+
     /// The token `job` holds, if any.
     pub fn held_by(&self, job: JobId) -> Option<usize> {
         self.queues

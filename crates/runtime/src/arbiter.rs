@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// Re-exported so clients need not depend on the policy crate.
 pub use rtgpu_policy::engine_lock::Engine;
 use rtgpu_policy::engine_lock::{EngineLocks, LockGrant, LockId, ReqId};
-use rtgpu_policy::inherit::effective_priority;
+use rtgpu_policy::inherit::{effective_priority, gpu_owner_priority};
 use rtgpu_policy::predictor::CostPredictor;
 use rtgpu_policy::token::{self, Decision, TokenAllocator};
 pub use rtgpu_policy::token::{Config as TokenConfig, QueueRule};
@@ -377,14 +377,14 @@ impl Arbiter {
     /// the highest effective priority (inheritance included) among the
     /// GPU's token holders; `None` when nobody holds the GPU.
     fn owner_policy(st: &State, gpu: usize) -> Option<SchedPolicy> {
-        st.jobs
-            .iter()
-            .filter(|j| j.live && j.token.is_some_and(|(g, _)| g == gpu))
-            .map(|j| j.applied)
-            .min()
-            .map(|p| SchedPolicy::Fifo {
-                priority: fifo_of_prio(p),
-            })
+        let applied = |j: JobId| {
+            st.jobs
+                .get(j as usize)
+                .map_or(rtgpu_policy::LOWEST, |s| s.applied)
+        };
+        gpu_owner_priority(&st.tokens, gpu, applied).map(|p| SchedPolicy::Fifo {
+            priority: fifo_of_prio(p),
+        })
     }
 
     /// Gives each GPU's interrupt threads and completion threads the

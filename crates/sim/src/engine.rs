@@ -31,7 +31,7 @@ use std::collections::VecDeque;
 use rtgpu_analysis::generate::Rng;
 use rtgpu_model::{GpuAllocator, InterruptHandling, PeerLocking};
 use rtgpu_policy::engine_lock::{chunks, copy_time, Engine as Eng, EngineLocks, LockGrant, ReqId};
-use rtgpu_policy::inherit::effective_priority;
+use rtgpu_policy::inherit::{effective_priority, gpu_owner_priority};
 use rtgpu_policy::interrupt::{self, BottomHalf, Handling};
 use rtgpu_policy::predictor::CostPredictor;
 use rtgpu_policy::token::{self, Decision, QueueRule, TokenAllocator};
@@ -1566,14 +1566,25 @@ impl Engine {
     /// runtime's arbiter applies).
     #[inline(always)]
     fn owner_key(&mut self, i: u32) -> u64 {
+        let (key, fresh) = self.peek_owner_key(i);
+        if let Some(epoch) = fresh {
+            self.key_cache[i as usize] = (epoch, key);
+        }
+        key
+    }
+
+    /// [`Self::owner_key`] without storing into the cache: the key, and
+    /// the epoch to cache it under when it was computed here.
+    #[inline(always)]
+    fn peek_owner_key(&self, i: u32) -> (u64, Option<u64>) {
         let iu = i as usize;
         let Some(group) = self.s.tasks[iu].gpu.as_ref().map(|gt| gt.group) else {
-            return self.threads[iu].key;
+            return (self.threads[iu].key, None);
         };
         let epoch = self.prio_epoch[group];
         let (at, cached) = self.key_cache[iu];
         if at == epoch && !cfg!(debug_assertions) {
-            return cached;
+            return (cached, None);
         }
         let key = self.effective_key(i, &self.allocators[group], 4);
         debug_assert_eq!(
@@ -1590,8 +1601,7 @@ impl Engine {
             "effective_key agrees with the policy core"
         );
         debug_assert!(at != epoch || cached == key, "stale key cache");
-        self.key_cache[iu] = (epoch, key);
-        key
+        (key, Some(epoch))
     }
 
     /// klmirqd: GPU `g`'s interrupt thread runs at the most urgent effective
@@ -1604,19 +1614,10 @@ impl Engine {
     /// priority keeps a middle-priority task from delaying the more urgent
     /// owner through the other's bottom half (the analysis assumes this).
     fn gpu_irq_key(&mut self, g: usize, owner: u32) -> u64 {
-        let mut key = self.owner_key(owner);
+        let own = self.owner_key(owner);
         let (group, local) = (self.s.gpus[g].group, self.s.gpus[g].local);
-        // A GPU's tokens are consecutive (`TokenAllocator::new`).
-        let rho = self.allocators[group].config().tokens_per_gpu;
-        for t in local * rho..(local + 1) * rho {
-            debug_assert_eq!(self.allocators[group].gpu_of_token(t), local);
-            if let Some(h) = self.allocators[group].holder(t) {
-                if h != owner {
-                    key = key.min(self.owner_key(h));
-                }
-            }
-        }
-        key
+        gpu_owner_priority(&self.allocators[group], local, |h| self.peek_owner_key(h).0)
+            .map_or(own, |p| p.min(own))
     }
 
     /// Task `i` changed something an effective priority can depend on: its
