@@ -22,16 +22,25 @@
 //! 5. Seed 001's own measure (§IV-D, Fig. 9): wall time of the entire task
 //!    set, the arbiter beside "vanilla" (GPU operations issued directly)
 //!    and "mutex" (one lock around each job's GPU work), rounds alternating.
+//!
+//! Lines 3-5 measure the arbiter twice: with each engine lock passed on
+//! once its holder has learned that its operation completed (seed 004's
+//! rule, `engine_handoff = "completion"`), and with the device-side
+//! hand-off (`engine_handoff = "device"`: passed on once the operation is
+//! queued on its engine).
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 
-use rtgpu_runtime::arbiter::{Arbiter, ArbiterConfig, Engine, QueueRule, TokenConfig as Config};
+use rtgpu_model::EngineHandoff;
+use rtgpu_runtime::arbiter::{
+    Arbiter, ArbiterConfig, Client, Engine, QueueRule, TokenConfig as Config,
+};
 use rtgpu_runtime::client::AnyClient;
 use rtgpu_runtime::daemon::Waiting;
 use rtgpu_runtime::futex::{self, Scope};
 use rtgpu_runtime::gpu::emulated::{EmulatedBackend, EmulatedConfig, EmulatedGpu};
-use rtgpu_runtime::gpu::{CopyDir, GpuBackend};
+use rtgpu_runtime::gpu::{run_blocking, run_then, CopyDir, GpuOp};
 use rtgpu_runtime::os::{self, monotonic_now, thread_cpu_time, SchedPolicy};
 
 /// Time a releaser leaves the waiter to fall asleep before handing off, so
@@ -359,14 +368,61 @@ fn one_emulated_gpu() -> Arc<EmulatedBackend> {
     )
 }
 
-/// Step `op` of a GPU job: 0 copy in, 1 the 1 ms kernel, 2 copy out.
-fn gpu_op(b: &EmulatedBackend, op: usize) {
-    match op {
-        0 => b.copy(0, CopyDir::HostToDevice, 64 << 10),
-        1 => b.kernel(0, 1_000_000),
-        _ => b.copy(0, CopyDir::DeviceToHost, 64 << 10),
+/// The steps of a GPU job under their engines: copy in, the 1 ms kernel,
+/// copy out.
+const JOB: [(Engine, GpuOp); 3] = [
+    (Engine::CopyIn, GpuOp::Copy(CopyDir::HostToDevice, 64 << 10)),
+    (Engine::Exec, GpuOp::Kernel(1_000_000)),
+    (
+        Engine::CopyOut,
+        GpuOp::Copy(CopyDir::DeviceToHost, 64 << 10),
+    ),
+];
+
+/// One GPU job issued directly (seed 001's "vanilla"; the engines
+/// serialise).
+fn direct_job(b: &EmulatedBackend) {
+    for (_, op) in JOB {
+        run_blocking(b, 0, op).expect("gpu op");
     }
-    .expect("gpu op");
+}
+
+/// One GPU job of task `t` under the arbiter: its token, then each step
+/// under its engine lock, passed on per `handoff`; `timed` wraps every
+/// arbiter call.
+fn arbitrated_job(
+    c: &Client,
+    t: usize,
+    b: &EmulatedBackend,
+    handoff: EngineHandoff,
+    timed: &mut dyn FnMut(&mut dyn FnMut()),
+) {
+    let mut tok = None;
+    timed(&mut || tok = Some(c.token(t, 2_000_000, None, 0).expect("token")));
+    let tok = tok.expect("granted");
+    for (engine, op) in JOB {
+        let mut g = None;
+        timed(&mut || g = Some(tok.engine(engine).expect("lock")));
+        match handoff {
+            EngineHandoff::Completion => {
+                run_blocking(b, 0, op).expect("gpu op");
+                timed(&mut || drop(g.take()));
+            }
+            EngineHandoff::Device => {
+                run_then(b, 0, op, || timed(&mut || drop(g.take()))).expect("gpu op");
+            }
+        }
+    }
+    let mut tok = Some(tok);
+    timed(&mut || drop(tok.take()));
+}
+
+/// The name of a hand-off in the output.
+fn handoff_name(h: EngineHandoff) -> &'static str {
+    match h {
+        EngineHandoff::Completion => "lock passed on at completion",
+        EngineHandoff::Device => "device-side hand-off",
+    }
 }
 
 /// CPU time one empty `thread_cpu_time()` bracket reports (the clock
@@ -384,7 +440,7 @@ fn bracket_cost() -> f64 {
 /// `tasks` threads of GPU jobs on the emulated backend; returns (jobs, CPU
 /// time in arbiter calls per job, less the clock reads' own cost, and the
 /// mean job wall time).
-fn overhead(tasks: usize, jobs_per_task: usize) -> (usize, f64, f64) {
+fn overhead(tasks: usize, jobs_per_task: usize, handoff: EngineHandoff) -> (usize, f64, f64) {
     let backend = one_emulated_gpu();
     let arb = arbiter(1, 2);
     let threads: Vec<_> = (0..tasks)
@@ -401,19 +457,7 @@ fn overhead(tasks: usize, jobs_per_task: usize) -> (usize, f64, f64) {
                         f();
                         in_arbiter += thread_cpu_time() - c0;
                     };
-                    let mut tok = None;
-                    timed(&mut || tok = Some(c.token(t, 2_000_000, None, 0).expect("token")));
-                    let tok = tok.expect("granted");
-                    for (engine, op) in
-                        [(Engine::CopyIn, 0), (Engine::Exec, 1), (Engine::CopyOut, 2)]
-                    {
-                        let mut g = None;
-                        timed(&mut || g = Some(tok.engine(engine).expect("lock")));
-                        gpu_op(&backend, op);
-                        timed(&mut || drop(g.take()));
-                    }
-                    let mut tok = Some(tok);
-                    timed(&mut || drop(tok.take()));
+                    arbitrated_job(&c, t, &backend, handoff, &mut timed);
                     wall += monotonic_now() - j0;
                 }
                 (in_arbiter, wall)
@@ -434,10 +478,10 @@ fn overhead(tasks: usize, jobs_per_task: usize) -> (usize, f64, f64) {
 }
 
 /// CPU time a whole GPU job costs its thread (the 8-task workload of
-/// [`overhead`]), with the arbiter or with the GPU operations issued
-/// directly (the backend's engines still serialise them): the difference
-/// with and without, in CPU time.
-fn whole_job_cpu(tasks: usize, jobs_per_task: usize, arbitrated: bool) -> f64 {
+/// [`overhead`]), with the arbiter (`Some` hand-off) or with the GPU
+/// operations issued directly (the backend's engines still serialise them):
+/// the difference with and without, in CPU time.
+fn whole_job_cpu(tasks: usize, jobs_per_task: usize, arbitrated: Option<EngineHandoff>) -> f64 {
     let backend = one_emulated_gpu();
     let arb = arbiter(1, 2);
     let threads: Vec<_> = (0..tasks)
@@ -447,18 +491,9 @@ fn whole_job_cpu(tasks: usize, jobs_per_task: usize, arbitrated: bool) -> f64 {
                 let c = arb.register(10 + t as u8).expect("register");
                 let c0 = thread_cpu_time();
                 for _ in 0..jobs_per_task {
-                    if arbitrated {
-                        let tok = c.token(t, 2_000_000, None, 0).expect("token");
-                        for (engine, op) in
-                            [(Engine::CopyIn, 0), (Engine::Exec, 1), (Engine::CopyOut, 2)]
-                        {
-                            let _g = tok.engine(engine).expect("lock");
-                            gpu_op(&backend, op);
-                        }
-                    } else {
-                        for op in 0..3 {
-                            gpu_op(&backend, op);
-                        }
+                    match arbitrated {
+                        Some(h) => arbitrated_job(&c, t, &backend, h, &mut |f| f()),
+                        None => direct_job(&backend),
                     }
                 }
                 thread_cpu_time() - c0
@@ -491,7 +526,7 @@ enum Coordination {
     /// "mutex").
     Mutex,
     /// GPU token and engine locks of the in-process arbiter.
-    Arbiter,
+    Arbiter(EngineHandoff),
 }
 
 /// Wall time for `tasks` threads to run `jobs_per_task` GPU jobs each
@@ -515,19 +550,13 @@ fn makespan(tasks: usize, jobs_per_task: usize, how: Coordination) -> u64 {
                 start.wait();
                 for _ in 0..jobs_per_task {
                     match how {
-                        Coordination::Vanilla => (0..3).for_each(|op| gpu_op(&backend, op)),
+                        Coordination::Vanilla => direct_job(&backend),
                         Coordination::Mutex => {
                             let _g = mutex.lock().expect("mutex");
-                            (0..3).for_each(|op| gpu_op(&backend, op));
+                            direct_job(&backend);
                         }
-                        Coordination::Arbiter => {
-                            let tok = c.token(t, 2_000_000, None, 0).expect("token");
-                            for (engine, op) in
-                                [(Engine::CopyIn, 0), (Engine::Exec, 1), (Engine::CopyOut, 2)]
-                            {
-                                let _g = tok.engine(engine).expect("lock");
-                                gpu_op(&backend, op);
-                            }
+                        Coordination::Arbiter(h) => {
+                            arbitrated_job(&c, t, &backend, h, &mut |f| f());
                         }
                     }
                 }
@@ -654,27 +683,34 @@ fn main() {
     if !overheads {
         return;
     }
-    let (n, per_job, wall) = overhead(8, jobs);
-    let (_, alone, _) = overhead(1, jobs);
-    let pct_of_job = 100.0 * per_job / 1_000_000.0;
+    const HANDOFFS: [EngineHandoff; 2] = [EngineHandoff::Completion, EngineHandoff::Device];
+    for h in HANDOFFS {
+        let (n, per_job, wall) = overhead(8, jobs, h);
+        let pct_of_job = 100.0 * per_job / 1_000_000.0;
+        println!(
+            "3. 8 tasks x {} GPU jobs (1 ms kernel, 64 KiB copies each way), {}: {:.2} us of CPU in arbiter calls per job = {pct_of_job:.3}% of the 1 ms of GPU work (goal <= 1%: {}); mean job wall {:.2} ms",
+            n / 8,
+            handoff_name(h),
+            per_job / 1e3,
+            if pct_of_job <= 1.0 { "met" } else { "MISSED" },
+            wall / 1e6
+        );
+    }
+    let (_, alone, _) = overhead(1, jobs, EngineHandoff::Completion);
+    let without = whole_job_cpu(8, jobs, None);
+    for h in HANDOFFS {
+        let with = whole_job_cpu(8, jobs, Some(h));
+        let added = 100.0 * (with - without) / 1_000_000.0;
+        println!(
+            "4. whole-job CPU time, 8 tasks, {}: {:.2} us with the arbiter, {:.2} us issuing the same GPU operations directly: the arbiter adds {added:.3}% of the 1 ms of GPU work in CPU time (goal <= 1%: {})",
+            handoff_name(h),
+            with / 1e3,
+            without / 1e3,
+            if added <= 1.0 { "met" } else { "MISSED" }
+        );
+    }
     println!(
-        "3. 8 tasks x {} GPU jobs (1 ms kernel, 64 KiB copies each way): {:.2} us of CPU in arbiter calls per job = {pct_of_job:.3}% of the 1 ms of GPU work (goal <= 1%: {}); mean job wall {:.2} ms",
-        n / 8,
-        per_job / 1e3,
-        if pct_of_job <= 1.0 { "met" } else { "MISSED" },
-        wall / 1e6
-    );
-    let with = whole_job_cpu(8, jobs, true);
-    let without = whole_job_cpu(8, jobs, false);
-    let added = 100.0 * (with - without) / 1_000_000.0;
-    println!(
-        "4. whole-job CPU time, 8 tasks: {:.2} us with the arbiter, {:.2} us issuing the same GPU operations directly: the arbiter adds {added:.3}% of the 1 ms of GPU work in CPU time (goal <= 1%: {})",
-        with / 1e3,
-        without / 1e3,
-        if added <= 1.0 { "met" } else { "MISSED" }
-    );
-    println!(
-        "   of which the arbiter's own logic (the same jobs by 1 task, never blocking): {:.2} us per job; the rest is the kernel's cost of sleeping and waking blocked jobs",
+        "   the arbiter's own logic (the same jobs by 1 task, never blocking): {:.2} us per job; the rest is the kernel's cost of sleeping and waking blocked jobs",
         alone / 1e3
     );
     // Seed 001's measure, rounds alternating so that drifting load hits
@@ -683,20 +719,30 @@ fn main() {
     let mut v = Vec::new();
     let mut m = Vec::new();
     let mut a = Vec::new();
+    let mut d = Vec::new();
     for _ in 0..rounds {
         v.push(makespan(8, jobs / 4, Coordination::Vanilla));
         m.push(makespan(8, jobs / 4, Coordination::Mutex));
-        a.push(makespan(8, jobs / 4, Coordination::Arbiter));
+        a.push(makespan(8, jobs / 4, Coordination::Arbiter(HANDOFFS[0])));
+        d.push(makespan(8, jobs / 4, Coordination::Arbiter(HANDOFFS[1])));
     }
-    let (v, m, a) = (pct(&mut v, 0.5), pct(&mut m, 0.5), pct(&mut a, 0.5));
-    let over = 100.0 * (a as f64 - v as f64) / v.max(1) as f64;
+    let (v, m) = (pct(&mut v, 0.5), pct(&mut m, 0.5));
+    let over = |x: u64| 100.0 * (x as f64 - v as f64) / v.max(1) as f64;
     println!(
-        "5. time of the entire task set (seed 001 Fig. 9), 8 tasks x {} jobs, median of {rounds} alternating rounds: vanilla {:.2} ms, mutex {:.2} ms ({:+.3}%), arbiter {:.2} ms: overhead {over:+.3}% of vanilla (goal <= 1%: {}; seed 001: up to 10% at 8 tasks)",
+        "5. time of the entire task set (seed 001 Fig. 9), 8 tasks x {} jobs, median of {rounds} alternating rounds: vanilla {:.2} ms, mutex {:.2} ms ({:+.3}%)",
         jobs / 4,
         v as f64 / 1e6,
         m as f64 / 1e6,
-        100.0 * (m as f64 - v as f64) / v.max(1) as f64,
-        a as f64 / 1e6,
-        if over <= 1.0 { "met" } else { "MISSED" }
+        over(m),
     );
+    for (h, x) in HANDOFFS.into_iter().zip([&mut a, &mut d]) {
+        let x = pct(x, 0.5);
+        println!(
+            "   arbiter, {}: {:.2} ms: overhead {:+.3}% of vanilla (goal <= 1%: {}; seed 001: up to 10% at 8 tasks)",
+            handoff_name(h),
+            x as f64 / 1e6,
+            over(x),
+            if over(x) <= 1.0 { "met" } else { "MISSED" }
+        );
+    }
 }

@@ -78,6 +78,7 @@ pub(crate) const SORT_ORDERS: &[&str] = &["decreasing-utilization", "decreasing-
 pub(crate) const PRIORITIES: &[&str] = &["DM", "RM", "Audsley"];
 pub(crate) const GPU_ALLOCATORS: &[&str] = &["static", "k-fmlp", "gpusync", "gpusync-affinity"];
 pub(crate) const PEER_COPIES: &[&str] = &["dgl", "nested"];
+pub(crate) const ENGINE_HANDOFFS: &[&str] = &["completion", "device"];
 pub(crate) const INTERRUPT_MODES: &[&str] = &["slih", "pai", "klmirqd"];
 pub(crate) const VGPU_POLICIES: &[&str] = &["band", "fifo", "fixed-priority"];
 pub(crate) const OVERHEAD_BASES: &[&str] = &["table-iii", "zero"];
@@ -242,6 +243,11 @@ pub(crate) const POLICY: &[KeySpec] = &[
         "peer_copies",
         Ty::Enum(PEER_COPIES),
         "How peer-to-peer copies lock both GPUs' engines; default dgl.",
+    ),
+    key(
+        "engine_handoff",
+        Ty::Enum(ENGINE_HANDOFFS),
+        "When an engine lock passes on: once the holder learned its operation completed, or as of its completion on the device; default completion.",
     ),
     key(
         "chunk_size",

@@ -203,6 +203,22 @@ pub enum PeerLocking {
     Nested,
 }
 
+/// When a holder's engine lock passes to the next holder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EngineHandoff {
+    /// Once the holder has learned that its operation completed (after the
+    /// completion interrupt and its bottom half): seed 004 §4.2, "a job
+    /// releases an engine lock once all of its engine-related operations
+    /// complete".
+    Completion,
+    /// As of the operation's completion on the device: the next holder is
+    /// granted while the operation still runs and queues its own behind it
+    /// on the same engine (FIFO on the device, like the FIFO lock), so the
+    /// engine never waits for a CPU. Only for operations on the locked
+    /// engine alone (kernels, host copies); peer copies keep `Completion`.
+    Device,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum InterruptHandling {
     Slih,
@@ -224,6 +240,7 @@ pub struct Policy {
     pub tokens_per_gpu: u32,
     pub engine_locks: bool,
     pub peer_locking: PeerLocking,
+    pub engine_handoff: EngineHandoff,
     /// Copy chunk size in bytes; `None` = unchunked.
     pub chunk_size: Option<Bytes>,
     pub interrupts: InterruptHandling,
@@ -243,6 +260,7 @@ impl Default for Policy {
             tokens_per_gpu: 2,
             engine_locks: true,
             peer_locking: PeerLocking::Dgl,
+            engine_handoff: EngineHandoff::Completion,
             chunk_size: None,
             interrupts: InterruptHandling::Klmirqd,
             gpu_speedup: 16.0,

@@ -193,6 +193,11 @@ fn write_policy(o: &mut String, p: &Policy) -> std::fmt::Result {
         PeerLocking::Nested => "nested",
     };
     writeln!(o, "peer_copies = \"{peer}\"")?;
+    let handoff = match p.engine_handoff {
+        EngineHandoff::Completion => "completion",
+        EngineHandoff::Device => "device",
+    };
+    writeln!(o, "engine_handoff = \"{handoff}\"")?;
     match p.chunk_size {
         Some(c) => writeln!(o, "chunk_size = \"{}\"", format_size(c))?,
         None => writeln!(o, "chunk_size = \"none\"")?,

@@ -49,7 +49,7 @@ fn policy_spellings() {
         "[platform]\ncores = 1\n[policy]\ncpu_scheduler = \"clustered-edf\"\npartitioning = \"Best_Fit\"\n\
          partition_order = \"decreasing-size\"\npriority = \"audsley\"\ngpu_allocator = \"K-FMLP\"\n\
          tokens_per_gpu = 1\nengine_locks = false\npeer_copies = \"nested\"\nchunk_size = \"4 MB\"\n\
-         interrupts = {{ threads = 50 }}\ngpu_speedup = 4.5\n{TASK}"
+         engine_handoff = \"Device\"\ninterrupts = {{ threads = 50 }}\ngpu_speedup = 4.5\n{TASK}"
     ));
     let p = w.policy;
     assert_eq!(p.cpu_scheduler, CpuScheduler::ClusteredEdf);
@@ -65,6 +65,7 @@ fn policy_spellings() {
     assert_eq!(p.tokens_per_gpu, 1);
     assert!(!p.engine_locks);
     assert_eq!(p.peer_locking, PeerLocking::Nested);
+    assert_eq!(p.engine_handoff, EngineHandoff::Device);
     assert_eq!(p.chunk_size, Some(4_000_000));
     assert_eq!(
         p.interrupts,

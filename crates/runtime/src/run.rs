@@ -433,6 +433,7 @@ pub fn run(
                                 part: part.clone(),
                                 chunk: workload.policy.chunk_size,
                                 peer_locking: workload.policy.peer_locking,
+                                handoff: workload.policy.engine_handoff,
                                 hold: gpu_section::hold_estimate(
                                     part,
                                     bw.host_to_device,

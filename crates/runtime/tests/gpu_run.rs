@@ -268,3 +268,64 @@ fn band_vgpus_keep_their_shares_in_a_real_run() {
     let (a, b) = vgpu_shares("fifo");
     assert!(a > 0.45 && b < 0.55, "FIFO gave a {a:.3}, b {b:.3}");
 }
+
+/// The execution lock's holds of a run of two tasks with one 40 ms kernel
+/// each on one GPU (rho = 2), per `engine_handoff` and interrupt handling
+/// (klmirqd: through the completion threads; SLIH: the job waits itself).
+fn exec_holds(handoff: &str, interrupts: &str) -> Vec<u64> {
+    let text = format!(
+        r#"
+[platform]
+cores = 2
+gpus = 1
+[policy]
+cpu_scheduler = "C-FP"
+tokens_per_gpu = 2
+engine_handoff = "{handoff}"
+interrupts = "{interrupts}"
+[[task]]
+name = "k"
+count = 2
+wcet = "100 us"
+period = "100 ms"
+gpu = {{ kernels = ["40 ms"] }}
+"#
+    );
+    let w = rtgpu_model::parse_workload(&text, "handoff.toml").expect("valid");
+    let out = run_planned_without_gpus(&w, 300_000_000, false, KlmirqdMode::Dependent);
+    assert_eq!(out.jobs.len(), 6, "{:?}", out.warnings);
+    let mut granted: HashMap<u32, u64> = HashMap::new();
+    let mut holds = Vec::new();
+    // Lock ids are gpu * 3 + engine; 0 is GPU 0's execution engine.
+    for e in &out.handoffs {
+        match e.what {
+            EventKind::LockGranted { lock: 0 } => {
+                granted.insert(e.job, e.at);
+            }
+            EventKind::LockReleased { lock: 0 } => {
+                let at = granted.remove(&e.job).expect("released after its grant");
+                holds.push(e.at - at);
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(holds.len(), 6, "one execution-lock hold per job");
+    holds.sort_unstable();
+    holds
+}
+
+/// With the device-side hand-off the execution lock passes on once the
+/// kernel is queued on the engine (the next holder queues behind it);
+/// otherwise only after the holder learned that it completed, at least the
+/// kernel's 40 ms later.
+#[test]
+fn device_handoff_passes_the_lock_on_at_submission() {
+    for interrupts in ["klmirqd", "slih"] {
+        let completion = exec_holds("completion", interrupts);
+        assert!(completion[0] >= 40_000_000, "{interrupts}: {completion:?}");
+        let device = exec_holds("device", interrupts);
+        // Submission is microseconds; half the kernel leaves room for a
+        // loaded machine and still fails if the lock waited for the kernel.
+        assert!(device[3] < 20_000_000, "{interrupts}: {device:?}");
+    }
+}

@@ -29,7 +29,7 @@
 use std::collections::VecDeque;
 
 use rtgpu_analysis::generate::Rng;
-use rtgpu_model::{GpuAllocator, InterruptHandling, PeerLocking};
+use rtgpu_model::{EngineHandoff, GpuAllocator, InterruptHandling, PeerLocking};
 use rtgpu_policy::engine_lock::{chunks, copy_time, Engine as Eng, EngineLocks, LockGrant, ReqId};
 use rtgpu_policy::inherit::{effective_priority, gpu_owner_priority};
 use rtgpu_policy::interrupt::{self, BottomHalf, Handling};
@@ -1681,6 +1681,9 @@ impl Engine {
 
     /// A GPU operation of job `i` completed: an interrupt on GPU `g`.
     fn raise_interrupt(&mut self, i: u32, g: usize) {
+        if self.s.policy.engine_handoff == EngineHandoff::Device {
+            self.release_on_device(i);
+        }
         let owner_key = self.owner_key(i);
         let plan = interrupt::plan(self.handling, &self.costs, owner_key);
         self.jobs[i as usize].interrupts += 1;
@@ -1903,11 +1906,35 @@ impl Engine {
             OpKind::Kernel { last, .. } => last,
             OpKind::GpuLock => false,
         };
+        // (A no-op for locks passed on at the device completion.)
         if release {
             self.release_op_locks(iu);
         }
         self.jobs[iu].pc += 1;
         self.advance(i);
+    }
+
+    /// Device-side hand-off (`engine_handoff = "device"`): job `i`'s
+    /// operation just completed on the device; a kernel that ends its
+    /// execution-lock hold or a host copy passes its lock on now, before the
+    /// completion interrupt and bottom half. The runtime grants the next
+    /// holder while the operation still runs and it queues its own behind
+    /// it on the same FIFO engine, which starts then; as submission here
+    /// takes no time, granting at the device completion is the same
+    /// schedule. A peer copy (two locks, and the destination's engine is not
+    /// the one the operation queues on) keeps its locks until `op_done`.
+    fn release_on_device(&mut self, i: u32) {
+        let iu = i as usize;
+        let j = &self.jobs[iu];
+        let op = j.ops[j.pc];
+        let early = match op.kind {
+            OpKind::Copy { .. } => op.nlocks == 1,
+            OpKind::Kernel { last, .. } => last,
+            OpKind::GpuLock => false,
+        };
+        if early && j.reqs[0].is_some() {
+            self.release_op_locks(iu);
+        }
     }
 
     fn release_op_locks(&mut self, iu: usize) {

@@ -433,3 +433,58 @@ fn klmirqd_bottom_halves_inherit_the_token_waiters_priority() {
         assert_eq!(t.misses, 0, "{name}");
     }
 }
+
+/// Two kernels queue for one execution engine; completion interrupts cost
+/// Δth = 100 us and Δbh = 200 us. Passing the lock on once the holder has
+/// learned of its kernel's completion (seed 004's rule) leaves the engine
+/// idle for Δth + Δbh between the kernels; the device-side hand-off starts
+/// the second kernel the instant the first ends on the device.
+#[test]
+fn device_handoff_closes_the_interrupt_gap_on_the_engine() {
+    let with = |handoff: &str| {
+        let w = wl(&format!(
+            r#"{ONE_GPU}
+th = "100 us"
+bh = "200 us"
+
+[policy]
+cpu_scheduler = "G-EDF"
+gpu_allocator = "gpusync"
+tokens_per_gpu = 2
+engine_handoff = "{handoff}"
+
+[[task]]
+name = "t"
+count = 2
+wcet = "10 us"
+period = "100 ms"
+gpu = {{ kernels = ["4 ms"] }}
+"#
+        ));
+        let r = simulate(
+            &w,
+            &SimConfig {
+                duration: 100_000_000,
+                record_jobs: true,
+                trace: true,
+                ..SimConfig::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut kernels: Vec<(u64, u64)> = r
+            .trace
+            .iter()
+            .filter(|s| s.kind == rtgpu_sim::trace::SpanKind::Kernel)
+            .map(|s| (s.start, s.end))
+            .collect();
+        kernels.sort_unstable();
+        assert_eq!(kernels.len(), 2, "{kernels:?}");
+        let worst = r.tasks.iter().map(|t| t.max_response).max().unwrap_or(0);
+        (kernels[1].0 - kernels[0].1, worst)
+    };
+    let (gap_completion, worst_completion) = with("completion");
+    let (gap_device, worst_device) = with("device");
+    assert_eq!(gap_completion, 300_000);
+    assert_eq!(gap_device, 0);
+    assert_eq!(worst_completion - worst_device, 300_000);
+}

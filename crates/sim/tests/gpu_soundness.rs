@@ -152,6 +152,13 @@ fn random_workload(rng: &mut Rng, k: u64) -> Workload {
             } else {
                 PeerLocking::Nested
             },
+            // From k rather than a draw, so the drawn workloads stay those
+            // of earlier runs; k % 2 picks sporadic releases.
+            engine_handoff: if k % 4 >= 2 {
+                EngineHandoff::Device
+            } else {
+                EngineHandoff::Completion
+            },
             chunk_size,
             ..Policy::default()
         },

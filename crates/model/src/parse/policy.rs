@@ -189,6 +189,21 @@ pub(super) fn parse_policy(cx: &mut Cx, t: &Tbl) -> Policy {
             p.peer_locking = x;
         }
     }
+    if let Some(v) = t.get("engine_handoff") {
+        if let Some(x) = read_choice(
+            cx,
+            v,
+            &t.field("engine_handoff"),
+            "engine hand-off",
+            &[
+                ("completion", EngineHandoff::Completion),
+                ("device", EngineHandoff::Device),
+            ],
+            schema::ENGINE_HANDOFFS,
+        ) {
+            p.engine_handoff = x;
+        }
+    }
     if let Some(v) = t.get("chunk_size") {
         let field = t.field("chunk_size");
         match v.get_ref() {

@@ -218,9 +218,20 @@ struct Gpu {
     context: Handle,
     exec: Stream,
     h2d: Stream,
-    d2h: Stream,
+    /// None on a GPU with one copy engine: copies out queue on `h2d`, so
+    /// that copies in both directions execute in submission order, as
+    /// [`GpuBackend`]'s contract and the device-side hand-off of the shared
+    /// copy lock require.
+    d2h: Option<Stream>,
     spin: Handle,
     buffers: Mutex<Buffers>,
+}
+
+impl Gpu {
+    /// The stream of the outgoing copy engine (the only one's, if one).
+    fn copy_out(&self) -> &Stream {
+        self.d2h.as_ref().unwrap_or(&self.h2d)
+    }
 }
 
 /// The CUDA backend. Construct with [`CudaBackend::open`].
@@ -327,7 +338,8 @@ impl CudaBackend {
                 lock: Mutex::new(()),
             })
         };
-        let (exec, h2d, d2h) = (stream()?, stream()?, stream()?);
+        let (exec, h2d) = (stream()?, stream()?);
+        let d2h = if engines >= 2 { Some(stream()?) } else { None };
         let mut module: Handle = std::ptr::null_mut();
         api.check(
             "cuModuleLoadData (spin kernel PTX)",
@@ -635,7 +647,7 @@ impl Drop for CudaBackend {
                 if (api.cu_ctx_set_current)(g.context) != CUDA_SUCCESS {
                     continue;
                 }
-                for s in [&g.exec, &g.h2d, &g.d2h] {
+                for s in [&g.exec, &g.h2d].into_iter().chain(g.d2h.as_ref()) {
                     (api.cu_stream_synchronize)(s.handle);
                     (api.cu_stream_destroy)(s.handle);
                 }
@@ -747,9 +759,11 @@ impl CudaBackend {
                     CopyDir::HostToDevice => {
                         (&g.h2d, g.context, Launch::HostToDevice { dev, host, n })
                     }
-                    CopyDir::DeviceToHost => {
-                        (&g.d2h, g.context, Launch::DeviceToHost { host, dev, n })
-                    }
+                    CopyDir::DeviceToHost => (
+                        g.copy_out(),
+                        g.context,
+                        Launch::DeviceToHost { host, dev, n },
+                    ),
                 })
             }
             GpuOp::PeerCopy { dst, bytes } => {
@@ -768,7 +782,7 @@ impl CudaBackend {
                 // migration (seed 004 §4.3) holds the copy locks of both
                 // GPUs meanwhile.
                 Ok((
-                    &s.d2h,
+                    s.copy_out(),
                     s.context,
                     Launch::Peer {
                         dst: dst_ptr,

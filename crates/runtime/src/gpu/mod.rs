@@ -101,7 +101,26 @@ pub fn run_blocking(backend: &dyn GpuBackend, gpu: usize, op: GpuOp) -> Result<N
     }
 }
 
-/// One GPU backend. Every blocking operation ([`GpuBackend::kernel`],
+/// Runs `op` on `gpu`, calling `submitted` once it is queued on its engine
+/// and before waiting for it to complete: the device-side hand-off passes
+/// the engine lock on there (`engine_handoff = "device"`). When submission
+/// fails, `submitted` is dropped uncalled.
+pub fn run_then(
+    backend: &dyn GpuBackend,
+    gpu: usize,
+    op: GpuOp,
+    submitted: impl FnOnce(),
+) -> Result<Nanos, GpuError> {
+    let inflight = backend.submit(gpu, op, Box::new(|| {}))?;
+    submitted();
+    inflight.finish()
+}
+
+/// One GPU backend. Operations on one engine of one GPU (kernels on the
+/// execution engine, copies on the copy engine of their direction, or on
+/// the only one) execute in the order they were submitted, blocking calls
+/// included: the device-side hand-off of engine locks
+/// (`engine_handoff = "device"`) relies on it. Every blocking operation ([`GpuBackend::kernel`],
 /// [`GpuBackend::copy`], [`GpuBackend::peer_copy`]) blocks the calling
 /// thread until the operation has completed on the GPU (the job
 /// self-suspends meanwhile) and returns the device-side duration of the

@@ -386,6 +386,21 @@ impl CompletionThread {
         op: GpuOp,
         callback: Option<Callback>,
     ) -> Result<Nanos, GpuError> {
+        self.complete_then(backend, gpu, op, callback, || {})
+    }
+
+    /// [`Self::complete`], calling `submitted` once `op` is queued on its
+    /// engine, before the job goes to sleep (the device-side hand-off
+    /// releases the engine lock there). When submission fails, `submitted`
+    /// is dropped uncalled.
+    pub fn complete_then(
+        &self,
+        backend: &dyn GpuBackend,
+        gpu: usize,
+        op: GpuOp,
+        callback: Option<Callback>,
+        submitted: impl FnOnce(),
+    ) -> Result<Nanos, GpuError> {
         let entry = Arc::new(Entry {
             state: AtomicU32::new(0),
             signal_seq: AtomicU64::new(0),
@@ -410,6 +425,7 @@ impl CompletionThread {
                 sh.mark(&e, SIGNALLED);
             }),
         )?;
+        submitted();
         let poisoned = || GpuError::Stopped("a completion thread's lock was poisoned".into());
         *entry.inflight.lock().map_err(|_| poisoned())? = Some(inflight);
         self.shared

@@ -4,17 +4,27 @@
 //! than last time (both copy locks, as a DGL or nested, seed 004 §4.3), the
 //! input copied in, the kernels, the output copied out, each step under its
 //! engine lock, copies in chunks with the copy lock released between chunks.
+//!
+//! With `engine_handoff = "device"` a kernel's or host copy's engine lock
+//! passes on as soon as the operation is queued on its engine, not once the
+//! job has learned that it completed: the next holder queues its operation
+//! behind it on the same engine, which executes in submission order
+//! ([`GpuBackend`]'s contract), so the engine never idles while completion
+//! interrupts and wake-ups run on CPUs. The order of operations on the
+//! engine is the FIFO lock's order either way (seed 004 §4.2: "each engine
+//! mutex prioritizes requests in FIFO order"), so every request still waits
+//! for at most the operations the analysis charges it.
 
 use std::sync::Arc;
 
-use rtgpu_model::{GpuAllocator, PeerLocking, Workload};
+use rtgpu_model::{EngineHandoff, GpuAllocator, PeerLocking, Workload};
 use rtgpu_policy::engine_lock::{chunks, copy_time};
 use rtgpu_policy::predictor::MAX_DISTANCE;
 
 use crate::arbiter::{
-    Arbiter, ArbiterConfig, ArbiterError, Client, Engine, QueueRule, TokenConfig,
+    Arbiter, ArbiterConfig, ArbiterError, Client, Engine, EngineGuard, QueueRule, TokenConfig,
 };
-use crate::gpu::{run_blocking, CopyDir, GpuBackend, GpuError, GpuOp};
+use crate::gpu::{run_blocking, run_then, CopyDir, GpuBackend, GpuError, GpuOp};
 use crate::klmirqd::CompletionThread;
 use crate::os::{monotonic_now, Nanos};
 use crate::run::vgpu::VgpuGate;
@@ -147,6 +157,7 @@ pub struct GpuWork {
     pub part: rtgpu_model::GpuPart,
     pub chunk: Option<u64>,
     pub peer_locking: PeerLocking,
+    pub handoff: EngineHandoff,
     pub hold: Nanos,
     pub static_gpu: usize,
     /// A vGPU member: (local GPU, local vGPU index). Its section takes no
@@ -179,17 +190,41 @@ pub enum SectionError {
 /// Runs `op` on global GPU `gpu`: through the completion thread of the
 /// token's local GPU `local` when the cluster has klmirqd threads (the job
 /// sleeps while its bottom half runs there, seed 000 §III), otherwise with
-/// the backend's blocking call.
+/// the backend's blocking call. `pass_on`, if any, is released as soon as
+/// the operation is queued on its engine (the device-side hand-off).
 fn gpu_op(
     cluster: &ClusterGpus,
     backend: &dyn GpuBackend,
     local: usize,
     gpu: usize,
     op: GpuOp,
+    pass_on: Option<EngineGuard>,
 ) -> Result<Nanos, GpuError> {
-    match cluster.completion.get(local) {
-        Some(ct) => ct.complete(backend, gpu, op, None),
-        None => run_blocking(backend, gpu, op),
+    match (cluster.completion.get(local), pass_on) {
+        (Some(ct), lock) => ct.complete_then(backend, gpu, op, None, move || drop(lock)),
+        (None, None) => run_blocking(backend, gpu, op),
+        (None, Some(lock)) => run_then(backend, gpu, op, move || drop(lock)),
+    }
+}
+
+/// Runs `op` (a kernel or a host copy, on the engine `lock` guards) while
+/// holding `lock`: until it has completed, or, with the device-side
+/// hand-off, until it is queued on the engine.
+fn locked_op(
+    cluster: &ClusterGpus,
+    backend: &dyn GpuBackend,
+    (local, gpu): (usize, usize),
+    op: GpuOp,
+    lock: EngineGuard,
+    handoff: EngineHandoff,
+) -> Result<Nanos, GpuError> {
+    match handoff {
+        EngineHandoff::Device => gpu_op(cluster, backend, local, gpu, op, Some(lock)),
+        EngineHandoff::Completion => {
+            let done = gpu_op(cluster, backend, local, gpu, op, None);
+            drop(lock);
+            done
+        }
     }
 }
 
@@ -220,42 +255,41 @@ pub fn run_section(
             // priority; the source's may serve another owner.
             let peer = GpuOp::PeerCopy { dst: gpu, bytes: n };
             match work.peer_locking {
+                // A peer copy keeps both locks until it has completed (the
+                // destination's inbound engine is not the queue it runs on).
                 PeerLocking::Dgl => {
                     let _both = tok.locks(&[a, b])?;
-                    gpu_op(cluster, backend, local, src, peer)?;
+                    gpu_op(cluster, backend, local, src, peer, None)?;
                 }
                 PeerLocking::Nested => {
                     let [first, second] = cluster.arbiter.nested_order(a, b);
                     let _outer = tok.locks(&[first])?;
                     let _inner = tok.locks(&[second])?;
-                    gpu_op(cluster, backend, local, src, peer)?;
+                    gpu_op(cluster, backend, local, src, peer, None)?;
                 }
             }
         }
     }
+    let at = (local, gpu);
     for n in chunks(g.copy_in, work.chunk) {
-        let _l = tok.engine(Engine::CopyIn)?;
-        gpu_op(
-            cluster,
-            backend,
-            local,
-            gpu,
-            GpuOp::Copy(CopyDir::HostToDevice, n),
-        )?;
+        let l = tok.engine(Engine::CopyIn)?;
+        let op = GpuOp::Copy(CopyDir::HostToDevice, n);
+        locked_op(cluster, backend, at, op, l, work.handoff)?;
     }
-    for &k in &g.kernels {
-        let _l = tok.engine(Engine::Exec)?;
-        gpu_op(cluster, backend, local, gpu, GpuOp::Kernel(k))?;
+    // One execution-lock hold for all the kernels (seed 004 §4.2: released
+    // "once all of its engine-related operations complete"; the simulator
+    // and the analysis hold it so too).
+    if let Some((&last, first)) = g.kernels.split_last() {
+        let l = tok.engine(Engine::Exec)?;
+        for &k in first {
+            gpu_op(cluster, backend, local, gpu, GpuOp::Kernel(k), None)?;
+        }
+        locked_op(cluster, backend, at, GpuOp::Kernel(last), l, work.handoff)?;
     }
     for n in chunks(g.copy_out, work.chunk) {
-        let _l = tok.engine(Engine::CopyOut)?;
-        gpu_op(
-            cluster,
-            backend,
-            local,
-            gpu,
-            GpuOp::Copy(CopyDir::DeviceToHost, n),
-        )?;
+        let l = tok.engine(Engine::CopyOut)?;
+        let op = GpuOp::Copy(CopyDir::DeviceToHost, n);
+        locked_op(cluster, backend, at, op, l, work.handoff)?;
     }
     let released = monotonic_now();
     drop(tok);
@@ -288,19 +322,20 @@ fn run_vgpu_section(
         .and_then(Option::as_ref)
         .ok_or_else(|| GpuError::Stopped(format!("GPU {gpu} has no vGPU scheduler")))?;
     let g = &work.part;
+    let at = (local, gpu);
     for n in chunks(g.copy_in, work.chunk) {
-        let _l = client.engine_locks(&[(local, Engine::CopyIn)])?;
+        let l = client.engine_locks(&[(local, Engine::CopyIn)])?;
         let op = GpuOp::Copy(CopyDir::HostToDevice, n);
-        gpu_op(cluster, backend, local, gpu, op)?;
+        locked_op(cluster, backend, at, op, l, work.handoff)?;
     }
     for &k in &g.kernels {
         let _dispatched = gate.launch(v);
-        gpu_op(cluster, backend, local, gpu, GpuOp::Kernel(k))?;
+        gpu_op(cluster, backend, local, gpu, GpuOp::Kernel(k), None)?;
     }
     for n in chunks(g.copy_out, work.chunk) {
-        let _l = client.engine_locks(&[(local, Engine::CopyOut)])?;
+        let l = client.engine_locks(&[(local, Engine::CopyOut)])?;
         let op = GpuOp::Copy(CopyDir::DeviceToHost, n);
-        gpu_op(cluster, backend, local, gpu, op)?;
+        locked_op(cluster, backend, at, op, l, work.handoff)?;
     }
     Ok(GpuRun {
         gpu,
