@@ -120,8 +120,9 @@ pub fn run_then(
 /// execution engine, copies on the copy engine of their direction, or on
 /// the only one) execute in the order they were submitted, blocking calls
 /// included: the device-side hand-off of engine locks
-/// (`engine_handoff = "device"`) relies on it. Every blocking operation ([`GpuBackend::kernel`],
-/// [`GpuBackend::copy`], [`GpuBackend::peer_copy`]) blocks the calling
+/// (`engine_handoff = "device"`) relies on it. Every blocking operation
+/// ([`GpuBackend::kernel`], [`GpuBackend::copy`],
+/// [`GpuBackend::peer_copy`]) blocks the calling
 /// thread until the operation has completed on the GPU (the job
 /// self-suspends meanwhile) and returns the device-side duration of the
 /// operation. [`GpuBackend::submit`] instead returns at once and signals

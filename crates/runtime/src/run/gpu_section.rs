@@ -187,16 +187,15 @@ pub enum SectionError {
     Gpu(#[from] GpuError),
 }
 
-/// Runs `op` on global GPU `gpu`: through the completion thread of the
-/// token's local GPU `local` when the cluster has klmirqd threads (the job
+/// Runs `op` on global GPU `gpu` (`at` = (local, gpu)): through the
+/// completion thread of the token's local GPU `local` when the cluster has klmirqd threads (the job
 /// sleeps while its bottom half runs there, seed 000 §III), otherwise with
 /// the backend's blocking call. `pass_on`, if any, is released as soon as
 /// the operation is queued on its engine (the device-side hand-off).
 fn gpu_op(
     cluster: &ClusterGpus,
     backend: &dyn GpuBackend,
-    local: usize,
-    gpu: usize,
+    (local, gpu): (usize, usize),
     op: GpuOp,
     pass_on: Option<EngineGuard>,
 ) -> Result<Nanos, GpuError> {
@@ -213,15 +212,15 @@ fn gpu_op(
 fn locked_op(
     cluster: &ClusterGpus,
     backend: &dyn GpuBackend,
-    (local, gpu): (usize, usize),
+    at: (usize, usize),
     op: GpuOp,
     lock: EngineGuard,
     handoff: EngineHandoff,
 ) -> Result<Nanos, GpuError> {
     match handoff {
-        EngineHandoff::Device => gpu_op(cluster, backend, local, gpu, op, Some(lock)),
+        EngineHandoff::Device => gpu_op(cluster, backend, at, op, Some(lock)),
         EngineHandoff::Completion => {
-            let done = gpu_op(cluster, backend, local, gpu, op, None);
+            let done = gpu_op(cluster, backend, at, op, None);
             drop(lock);
             done
         }
@@ -259,13 +258,13 @@ pub fn run_section(
                 // destination's inbound engine is not the queue it runs on).
                 PeerLocking::Dgl => {
                     let _both = tok.locks(&[a, b])?;
-                    gpu_op(cluster, backend, local, src, peer, None)?;
+                    gpu_op(cluster, backend, (local, src), peer, None)?;
                 }
                 PeerLocking::Nested => {
                     let [first, second] = cluster.arbiter.nested_order(a, b);
                     let _outer = tok.locks(&[first])?;
                     let _inner = tok.locks(&[second])?;
-                    gpu_op(cluster, backend, local, src, peer, None)?;
+                    gpu_op(cluster, backend, (local, src), peer, None)?;
                 }
             }
         }
@@ -282,7 +281,7 @@ pub fn run_section(
     if let Some((&last, first)) = g.kernels.split_last() {
         let l = tok.engine(Engine::Exec)?;
         for &k in first {
-            gpu_op(cluster, backend, local, gpu, GpuOp::Kernel(k), None)?;
+            gpu_op(cluster, backend, at, GpuOp::Kernel(k), None)?;
         }
         locked_op(cluster, backend, at, GpuOp::Kernel(last), l, work.handoff)?;
     }
@@ -330,7 +329,7 @@ fn run_vgpu_section(
     }
     for &k in &g.kernels {
         let _dispatched = gate.launch(v);
-        gpu_op(cluster, backend, local, gpu, GpuOp::Kernel(k), None)?;
+        gpu_op(cluster, backend, at, GpuOp::Kernel(k), None)?;
     }
     for n in chunks(g.copy_out, work.chunk) {
         let l = client.engine_locks(&[(local, Engine::CopyOut)])?;
