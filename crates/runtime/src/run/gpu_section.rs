@@ -187,8 +187,8 @@ pub enum SectionError {
     Gpu(#[from] GpuError),
 }
 
-/// Runs `op` on global GPU `gpu` (`at` = (local, gpu)): through the
-/// completion thread of the token's local GPU `local` when the cluster has klmirqd threads (the job
+/// Runs `op` on global GPU `gpu`: through the completion thread of the
+/// token's local GPU `local` when the cluster has klmirqd threads (the job
 /// sleeps while its bottom half runs there, seed 000 §III), otherwise with
 /// the backend's blocking call. `pass_on`, if any, is released as soon as
 /// the operation is queued on its engine (the device-side hand-off).
