@@ -89,8 +89,30 @@ struct Interferer {
 /// lower-priority entry is `None` (their interference is unknown). `m = 0`
 /// gives all `None`.
 pub fn gfp_response_times(tasks_in_priority_order: &[Task], m: u32) -> Vec<Option<Time>> {
+    gfp_response_times_below(&[], tasks_in_priority_order, m)
+}
+
+/// [`gfp_response_times`] with `top`, interferers (C_i, T_i, R_i) above
+/// every task whose response-time bounds R_i are given rather than
+/// computed: bandwidth servers (`crate::server::Server::interferer`), which
+/// run above every fixed-priority task on any processor. Interferers with
+/// C_i = 0 or T_i = 0 are ignored, C_i is clamped to R_i.
+pub fn gfp_response_times_below(
+    top: &[(Time, Time, Time)],
+    tasks_in_priority_order: &[Task],
+    m: u32,
+) -> Vec<Option<Time>> {
     let mut out = Vec::with_capacity(tasks_in_priority_order.len());
-    let mut hp: Vec<Interferer> = Vec::with_capacity(tasks_in_priority_order.len());
+    let mut hp: Vec<Interferer> = top
+        .iter()
+        .filter(|&&(c, t, _)| c > 0 && t > 0)
+        .map(|&(c, t, r)| Interferer {
+            c: c.min(r) as u128,
+            t: t as u128,
+            r: r as u128,
+        })
+        .collect();
+    hp.reserve(tasks_in_priority_order.len());
     let mut failed = m == 0;
     for t in tasks_in_priority_order {
         let r = if failed {
@@ -388,6 +410,26 @@ mod tests {
         let tight = [tasks[0], tasks[1], Task::new(2, 2, 4, 3)];
         assert_eq!(gfp_response_times(&tight, 2), vec![Some(1), Some(1), None]);
         assert!(!gfp_schedulable(&tight, 2));
+    }
+
+    #[test]
+    fn server_above_one_core() {
+        // m = 1, a server (Q 1, T 5, R 5) above τ = (2, 10, 10).
+        // W(L) = N + min(1, L + 4 − 5N), N = ⌊(L + 4)/5⌋.
+        // L = 2: X = 1, W = 1 + min(1, 1) = 2 → R = 2 + min(2, 1) = 3.
+        // L = 3: X = 2, W = 1 + 1 = 2 → 2 + 2 = 4. L = 4: X = 3, W = 2 → 4.
+        // R = 4, the exact uniprocessor answer (crate::server tests).
+        let task = [Task::new(0, 2, 10, 10)];
+        assert_eq!(
+            gfp_response_times_below(&[(1, 5, 5)], &task, 1),
+            vec![Some(4)]
+        );
+        // Nothing above: the plain analysis.
+        assert_eq!(gfp_response_times_below(&[], &task, 1), vec![Some(2)]);
+        assert_eq!(
+            gfp_response_times_below(&[(0, 5, 5)], &task, 1),
+            vec![Some(2)]
+        );
     }
 
     #[test]

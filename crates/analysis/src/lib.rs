@@ -17,6 +17,8 @@
 //! - [`overheads`]: overhead-aware accounting (seed 000 App. B, Eqs. 6-24)
 //!   and the overhead-aware C-EDF / C-RM test on generated task sets.
 //! - [`vgpu`]: vGPU reservation bounds (seed 001; our own derivation).
+//! - [`server`]: bandwidth servers (klmirqd's independent mode) as
+//!   top-priority interference on every core (our own derivation).
 //!
 //! - [`generate`] and [`experiment`]: seeded random task sets and batch
 //!   evaluation (schedulable counts, breakdown utilization) for studies.
@@ -37,6 +39,7 @@ pub mod gpusync;
 pub mod kfmlp;
 pub mod overheads;
 pub mod partition;
+pub mod server;
 pub mod task;
 pub mod vgpu;
 pub mod workload;

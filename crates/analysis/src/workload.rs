@@ -30,6 +30,7 @@ use rtgpu_model::{CpuScheduler, FitRule, Partitioning, PriorityAssignment, SortO
 
 use crate::overheads::{self, Charges, InterruptMethod, OverheadTask};
 use crate::partition::{self, Heuristic, Order, PriorityRule};
+use crate::server::{self, Server};
 use crate::task::{Task, Time};
 use crate::workload_gpu::{self, GpuDomain, GpuTaskReport};
 use crate::{bounds, edf, fp, global_fp};
@@ -155,6 +156,10 @@ pub struct Report {
     pub clusters: Vec<ClusterReport>,
     pub bounds: Vec<BoundCheck>,
     pub notes: Vec<String>,
+    /// Bandwidth servers charged as top-priority interference on every core
+    /// ([`analyze_with`]); empty for the plain analysis, and under EDF,
+    /// whose tardiness test cannot charge them (a note then says so).
+    pub servers: Vec<Server>,
 }
 
 /// The deployment plan `rtgpu run` consumes (JSON, `format` versioned).
@@ -187,9 +192,49 @@ pub struct PlanTask {
     pub pieces: Vec<PieceReport>,
 }
 
+/// CPU interference beyond the workload's own tasks, for [`analyze_with`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Extra {
+    /// Bandwidth servers (runtime Q, period T) above every task, each of
+    /// which may run on any core: klmirqd's independent mode, one
+    /// SCHED_DEADLINE server per GPU that gets a completion thread.
+    pub servers: Vec<Server>,
+}
+
 /// Analyse a workload according to its policy.
 pub fn analyze(w: &Workload) -> (Report, Plan) {
+    analyze_with(w, &Extra::default())
+}
+
+/// [`analyze`] with `extra` interference charged: every bandwidth server
+/// is charged on every core as a highest-priority sporadic task with
+/// C = Q, period T and release jitter T − Q ([`crate::server`], our
+/// derivation), in every response-time analysis with a higher-priority
+/// demand term: the P-FP RTA of every core (split pieces included, whose
+/// later pieces then get release jitter from the earlier ones), the
+/// G-FP / C-FP workload bound, and the CPU interference that stretches GPU
+/// holds (`section_stretch`). The partitioning itself does not see them:
+/// it places tasks as [`analyze`] does, and the bounds and the verdict are
+/// then computed with the servers, so a workload can become unschedulable.
+/// Under C-EDF / G-EDF they are not charged (the tardiness theorem has no
+/// term for them); a note says so and [`Report::servers`] is empty.
+pub fn analyze_with(w: &Workload, extra: &Extra) -> (Report, Plan) {
     let mut notes = Vec::new();
+    let servers: Vec<Server> = extra
+        .servers
+        .iter()
+        .copied()
+        .filter(Server::is_active)
+        .collect();
+    let edf_sched = matches!(
+        w.policy.cpu_scheduler,
+        CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf
+    );
+    let charged: Vec<Server> = if edf_sched {
+        Vec::new()
+    } else {
+        servers.clone()
+    };
     let scheduler = scheduler_name(w.policy.cpu_scheduler).to_string();
     let total_utilization: f64 = w
         .tasks
@@ -243,6 +288,7 @@ pub fn analyze(w: &Workload) -> (Report, Plan) {
             w,
             gpu: &gpu,
             method: imethod,
+            servers: &charged,
         };
         round_notes.push(overhead_note(w, imethod));
         let (method, soft, cores) = match w.policy.cpu_scheduler {
@@ -309,11 +355,35 @@ pub fn analyze(w: &Workload) -> (Report, Plan) {
     } else {
         Verdict::NotSchedulable
     };
+    if !servers.is_empty() {
+        notes.push(if charged.is_empty() {
+            format!(
+                "{} (klmirqd independent mode) are not charged: the EDF tardiness test \
+                 (Devi & Anderson 2005) has no term for interference above every task, so \
+                 these bounds ignore them",
+                server::describe(&servers)
+            )
+        } else {
+            format!(
+                "{} (klmirqd independent mode) charged on every core above every task, \
+                 ⌈(t + T − Q)/T⌉·Q each in a window t (back-to-back budgets: C = Q, jitter \
+                 T − Q; our derivation, rtgpu_analysis::server); sound if each server gets a \
+                 CPU whenever it has budget (no more SCHED_DEADLINE threads than CPUs) and its \
+                 runtime is enforced exactly; the partitioning does not see them",
+                server::describe(&charged)
+            )
+        });
+    }
+    let with_servers = if charged.is_empty() {
+        String::new()
+    } else {
+        format!(" with {} charged", server::describe(&charged))
+    };
     let reason = if failing.is_empty() {
         if soft {
             format!("every task has bounded tardiness under {scheduler}")
         } else {
-            format!("every task meets its deadline under {scheduler}")
+            format!("every task meets its deadline under {scheduler}{with_servers}")
         }
     } else {
         let names: Vec<String> = failing
@@ -327,7 +397,7 @@ pub fn analyze(w: &Workload) -> (Report, Plan) {
             String::new()
         };
         format!(
-            "{} of {} task(s) fail: {}{more}",
+            "{} of {} task(s) fail{with_servers}: {}{more}",
             failing.len(),
             tasks.len(),
             names.join(", ")
@@ -355,6 +425,7 @@ pub fn analyze(w: &Workload) -> (Report, Plan) {
         cores,
         bounds,
         notes,
+        servers: charged,
     };
     (report, plan)
 }
@@ -559,6 +630,8 @@ struct Cx<'a> {
     /// Per workload task: its GPU analysis (None for CPU-only tasks).
     gpu: &'a [Option<GpuTaskReport>],
     method: InterruptMethod,
+    /// Bandwidth servers charged above every task on every core.
+    servers: &'a [Server],
 }
 
 impl Cx<'_> {
@@ -724,9 +797,7 @@ fn analyze_pfp(
             })
             .collect();
         let mut result = partition::partition(&input, cores.len(), heur);
-        if any_gpu {
-            charge_inheritance_blocking(cx, &mut result);
-        }
+        charge_core_interference(cx, any_gpu, &mut result);
         if let Some(u) = &result.unplaced {
             let why = match u.reason {
                 partition::Failure::Infeasible => "it misses its deadline even alone on a core",
@@ -805,32 +876,115 @@ fn analyze_pfp(
     (method, core_reports)
 }
 
-/// P-FP with GPU locks: a lower-priority job on the same core that holds a
-/// GPU (or token) may run with a priority inherited from a remote waiter.
-/// It can do so each time a higher-priority job becomes ready (release and
-/// every resumption), once per lower-priority GPU-using piece, for at most
-/// that piece's budget (all of its CPU work may be inside the section).
-/// Re-run the core's RTA with that blocking added; a piece whose response
-/// time then exceeds its deadline keeps a response time above it (reported
-/// as a miss).
-fn charge_inheritance_blocking(cx: &Cx, result: &mut partition::Partition) {
-    for pieces in result.cores.iter_mut() {
-        let as_tasks: Vec<Task> = pieces.iter().map(partition::Piece::as_task).collect();
-        for k in 0..pieces.len() {
-            let lower: Time = pieces[k + 1..]
-                .iter()
-                .filter(|p| cx.w.tasks[p.task].uses_gpu())
-                .map(|p| p.wcet)
-                .fold(0, Time::saturating_add);
-            if lower == 0 {
-                continue;
+/// What the per-core RTA of [`partition::partition`] does not see, charged
+/// after partitioning; a piece whose response time then exceeds its
+/// deadline keeps a response time above it (reported as a miss).
+///
+/// - **Inheritance blocking** (P-FP with GPU locks): a lower-priority job
+///   on the same core that holds a GPU (or token) may run with a priority
+///   inherited from a remote waiter. It can do so each time a
+///   higher-priority job becomes ready (release and every resumption), once
+///   per lower-priority GPU-using piece, for at most that piece's budget
+///   (all of its CPU work may be inside the section).
+/// - **Bandwidth servers** ([`Cx::servers`]): above every piece of every
+///   core, as sporadic tasks C = Q, T, J = T − Q ([`crate::server`]).
+/// - **Release jitter of later pieces** (split tasks): piece k + 1 is
+///   released at its fixed offset, or when piece k finishes if that is
+///   later (a job runs its pieces in order), so it has release jitter
+///   max(0, O_k + R_k − O_{k+1}) (Tindell, Burns & Wellings 1994). Without
+///   the two charges above a first or middle piece runs at the highest
+///   priority of its core and R_k = C_k = O_{k+1} − O_k: no jitter, as seed
+///   003 §III.B assumes; with them it is charged, and the cores are
+///   re-analysed until no jitter grows (holistic analysis, Tindell & Clark
+///   1994). If that does not settle within [`MAX_STRETCH_ROUNDS`] rounds
+///   every later piece is reported as missing its deadline.
+fn charge_core_interference(cx: &Cx, any_gpu: bool, result: &mut partition::Partition) {
+    if !any_gpu && cx.servers.is_empty() {
+        return;
+    }
+    // Inheritance blocking per piece (fixed across rounds).
+    let extra: Vec<Vec<Time>> = result
+        .cores
+        .iter()
+        .map(|pieces| {
+            (0..pieces.len())
+                .map(|k| {
+                    if !any_gpu {
+                        return 0;
+                    }
+                    let lower: Time = pieces[k + 1..]
+                        .iter()
+                        .filter(|p| cx.w.tasks[p.task].uses_gpu())
+                        .map(|p| p.wcet)
+                        .fold(0, Time::saturating_add);
+                    (cx.ready_intervals(pieces[k].task) as u128 * lower as u128)
+                        .min(Time::MAX as u128) as Time
+                })
+                .collect()
+        })
+        .collect();
+    // (core, position) of each piece of each split task, in piece order.
+    let mut chains: Vec<Vec<(usize, usize)>> = Vec::new();
+    {
+        let mut by_task: std::collections::BTreeMap<usize, Vec<(usize, usize, usize)>> =
+            std::collections::BTreeMap::new();
+        for (c, pieces) in result.cores.iter().enumerate() {
+            for (k, p) in pieces.iter().enumerate() {
+                by_task.entry(p.index).or_default().push((p.piece, c, k));
             }
-            let extra = (cx.ready_intervals(pieces[k].task) as u128 * lower as u128)
-                .min(Time::MAX as u128) as Time;
-            let mut t = as_tasks[k];
-            t.blocking = t.blocking.saturating_add(extra);
-            pieces[k].response_time =
-                fp::response_time(&as_tasks[..k], &t).unwrap_or(t.deadline.saturating_add(1));
+        }
+        for (_, mut v) in by_task {
+            if v.len() > 1 {
+                v.sort_unstable();
+                chains.push(v.into_iter().map(|(_, c, k)| (c, k)).collect());
+            }
+        }
+    }
+    let mut jitter: Vec<Vec<Time>> = result.cores.iter().map(|p| vec![0; p.len()]).collect();
+    let mut settled = false;
+    for _ in 0..MAX_STRETCH_ROUNDS {
+        for (c, pieces) in result.cores.iter_mut().enumerate() {
+            let mut hp = server::with_servers_above(cx.servers, &[]);
+            let mut jittered = false;
+            for k in 0..pieces.len() {
+                let mut t = pieces[k].as_task();
+                t.jitter = t.jitter.saturating_add(jitter[c][k]);
+                jittered |= jitter[c][k] > 0;
+                let plain = extra[c][k] == 0 && !jittered && cx.servers.is_empty();
+                if !plain {
+                    let mut analysed = t;
+                    analysed.blocking = analysed.blocking.saturating_add(extra[c][k]);
+                    pieces[k].response_time =
+                        fp::response_time(&hp, &analysed).unwrap_or(t.deadline.saturating_add(1));
+                }
+                hp.push(t);
+            }
+        }
+        let mut grew = false;
+        for chain in &chains {
+            for pair in chain.windows(2) {
+                let (a, b) = (&result.cores[pair[0].0][pair[0].1], pair[1]);
+                let late = a
+                    .offset
+                    .saturating_add(a.response_time)
+                    .saturating_sub(result.cores[b.0][b.1].offset);
+                if late > jitter[b.0][b.1] {
+                    jitter[b.0][b.1] = late;
+                    grew = true;
+                }
+            }
+        }
+        if !grew {
+            settled = true;
+            break;
+        }
+    }
+    if !settled {
+        for chain in &chains {
+            for &(c, k) in &chain[1..] {
+                let p = &mut result.cores[c][k];
+                p.response_time = p.deadline.saturating_add(1);
+            }
         }
     }
 }
@@ -887,6 +1041,8 @@ fn charge_inheritance_blocking(cx: &Cx, result: &mut partition::Partition) {
 ///   interferers are those of every core the holder has a piece on (its
 ///   bottom half runs on one of them at a time). No fixed point within the
 ///   holder's deadline: `Time::MAX` (its waiters are unbounded).
+/// - Bandwidth servers ([`analyze_with`]) may run on any core: each is one
+///   more interferer (C = Q, T, R = T; [`crate::server`]), counted once.
 /// - Top halves of other interrupts that land on the holder's core are not
 ///   added: each is charged whole (Δth + Δkrel) in every waiter's H_i
 ///   (seed 000 Eq. 11 counts every interrupt of the window on every CPU).
@@ -974,6 +1130,8 @@ fn section_stretch(cx: &Cx, tasks: &[TaskReport]) -> Vec<Time> {
                 }
             }
         }
+        // Bandwidth servers may run on any core, each once in the window.
+        interferers.extend(cx.servers.iter().map(Server::interferer));
         let cap = t.deadline.max(hold);
         out[j] = match global_fp::interfered_completion(&interferers, hold, 1, cap) {
             Some(l) => l - hold,
@@ -1008,7 +1166,8 @@ fn analyze_gfp(cx: &Cx, global: bool, tasks: &mut [TaskReport], notes: &mut Vec<
             PriorityAssignment::RateMonotonic => fp::rm_order(&mut input),
             _ => fp::dm_order(&mut input),
         }
-        let rts = global_fp::gfp_response_times(&input, m);
+        let servers: Vec<(Time, Time, Time)> = cx.servers.iter().map(Server::interferer).collect();
+        let rts = global_fp::gfp_response_times_below(&servers, &input, m);
         for (rank, (t, r)) in input.iter().zip(rts).enumerate() {
             let tr = &mut tasks[t.id];
             tr.cluster = cluster;

@@ -91,7 +91,12 @@ pub fn run(o: &Options) -> ExitCode {
             }
         },
     };
-    let (report, plan) = rtgpu_analysis::workload::analyze(&workload);
+    // Independent klmirqd: the servers it starts are charged in the bounds
+    // shown beside the measurements (run() says so, or what is not).
+    let extra = rtgpu_analysis::workload::Extra {
+        servers: run::klmirqd_servers(&workload, &klmirqd),
+    };
+    let (report, plan) = rtgpu_analysis::workload::analyze_with(&workload, &extra);
     // No backend to open when there is no plan to run (run() says why).
     let runnable = plan.tasks.len() == workload.tasks.len();
     let backend = if runnable && workload.tasks.iter().any(|t| t.uses_gpu()) {

@@ -159,6 +159,14 @@ fn klmirqd_modes_are_reported_and_bad_server_settings_refused() {
             out.contains("GPU completion(s) ran on the completion threads"),
             "{out}"
         );
+        // Independent servers are charged in the bounds printed (C-FP).
+        if mode == "independent" && out.contains(expect) {
+            assert!(
+                out.contains("note: klmirqd independent: the analysed bounds charge each GPU's"),
+                "{out}"
+            );
+            assert!(!out.contains("do not charge"), "{out}");
+        }
     }
     let o = rtgpu(&["run", &file, "--klmirqd-server", "100 us/1 ms"]);
     assert_eq!(o.status.code(), Some(2));

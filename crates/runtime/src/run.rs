@@ -26,6 +26,7 @@ pub mod vgpu;
 
 use std::sync::{Arc, Barrier};
 
+use rtgpu_analysis::server::{self, Server};
 use rtgpu_analysis::workload::{fifo_priority, Plan, Report, Verdict};
 use rtgpu_model::{CpuScheduler, Workload};
 
@@ -183,9 +184,41 @@ struct TaskSpec {
     edf: Option<Arc<edf::EdfDispatcher>>,
 }
 
+/// The bandwidth servers `rtgpu run` starts in klmirqd's independent mode
+/// (`mode`), to charge in the analysis
+/// ([`rtgpu_analysis::workload::analyze_with`]): one per GPU of every
+/// cluster with GPUs (each gets a completion thread), of the configured
+/// runtime and period or the one [`ServerConfig::for_workload`] sizes.
+/// Empty in dependent mode, without klmirqd interrupt handling, or without
+/// GPU-using tasks. Whether the kernel then grants SCHED_DEADLINE is known
+/// only at the run; [`run`] says so when it does not.
+pub fn klmirqd_servers(workload: &Workload, mode: &KlmirqdMode) -> Vec<Server> {
+    let KlmirqdMode::Independent(server) = mode else {
+        return Vec::new();
+    };
+    if workload.policy.interrupts != rtgpu_model::InterruptHandling::Klmirqd
+        || !workload.tasks.iter().any(|t| t.uses_gpu())
+    {
+        return Vec::new();
+    }
+    let Some(s) = server.or_else(|| ServerConfig::for_workload(workload)) else {
+        return Vec::new();
+    };
+    let gpus: usize = workload
+        .platform
+        .clusters
+        .iter()
+        .map(|c| c.gpus.len())
+        .sum();
+    vec![Server::new(s.runtime, s.period); gpus]
+}
+
 /// Runs the CPU work of `workload` according to `plan` (from
 /// [`rtgpu_analysis::workload::analyze`], whose `report` supplies the
-/// analysed bounds shown beside the measured ones).
+/// analysed bounds shown beside the measured ones). In klmirqd's
+/// independent mode those bounds charge the servers only when `report`
+/// comes from [`rtgpu_analysis::workload::analyze_with`] with
+/// [`klmirqd_servers`]; the run says which.
 pub fn run(
     workload: &Workload,
     report: &Report,
@@ -327,6 +360,7 @@ pub fn run(
     } else {
         None
     };
+    let mut notes = Vec::new();
     let clusters: Vec<Option<Arc<ClusterGpus>>> = if uses_gpu {
         let pci: Vec<Option<String>> = backend
             .as_ref()
@@ -337,11 +371,13 @@ pub fn run(
             let server_ok = realtime || caps.deadline;
             start_completion_threads(
                 workload,
+                report,
                 config,
                 realtime,
                 server_ok,
                 &mut cs,
                 &mut warnings,
+                &mut notes,
             )?;
         }
         cs.into_iter().map(|c| c.map(Arc::new)).collect()
@@ -349,7 +385,6 @@ pub fn run(
         Vec::new()
     };
     let bw = workload.platform.bandwidth;
-    let mut notes = Vec::new();
     if let Some(n) = klmirqd_note(&clusters, realtime) {
         notes.push(n);
     }
@@ -617,14 +652,19 @@ pub fn run(
 /// each follows its GPU's owner through the cluster's arbiter. Independent
 /// mode wherever SCHED_DEADLINE is permitted (`server_ok`; some machines
 /// refuse SCHED_FIFO but permit it). Otherwise the threads run
-/// SCHED_OTHER, and a warning says so.
+/// SCHED_OTHER, and a warning says so. In independent mode it also says
+/// whether `report`'s bounds charge the servers started
+/// ([`servers_charged`]).
+#[allow(clippy::too_many_arguments)]
 fn start_completion_threads(
     workload: &Workload,
+    report: &Report,
     config: &RunConfig,
     realtime: bool,
     server_ok: bool,
     clusters: &mut [Option<ClusterGpus>],
     warnings: &mut Vec<String>,
+    notes: &mut Vec<String>,
 ) -> Result<(), RunError> {
     let idle = SchedPolicy::Other { nice: 0 };
     let mode = match (config.klmirqd, server_ok) {
@@ -636,18 +676,11 @@ fn start_completion_threads(
         }
         _ => Mode::Dependent { idle },
     };
-    if let Mode::Independent(s) = mode {
-        // Seed 000 App. B charges dependent klmirqd only (a bottom half at
-        // its owner's priority); a server above every SCHED_FIFO task is
-        // interference the analysed bounds beside the measurements lack.
-        warnings.push(format!(
-            "klmirqd independent: each GPU's completion thread is a SCHED_DEADLINE server of \
-             {} us every {} us ({:.1}% of a CPU), above every SCHED_FIFO task; the analysed \
-             bounds do not charge this interference (the analysis assumes dependent klmirqd, \
-             seed 000 App. B)",
-            s.runtime / 1_000,
-            s.period / 1_000,
-            100.0 * s.runtime as f64 / s.period.max(1) as f64
+    if matches!(mode, Mode::Dependent { .. }) && !report.servers.is_empty() {
+        notes.push(format!(
+            "klmirqd: the analysed bounds charge {} that this run does not start (the \
+             completion threads run in dependent mode): conservative",
+            server::describe(&report.servers)
         ));
     }
     if !realtime && matches!(mode, Mode::Dependent { .. }) {
@@ -680,7 +713,76 @@ fn start_completion_threads(
             c.completion.push(Arc::new(ct));
         }
     }
+    if let Mode::Independent(s) = mode {
+        let threads: Vec<&Arc<CompletionThread>> = clusters
+            .iter()
+            .flatten()
+            .flat_map(|c| &c.completion)
+            .collect();
+        let unbudgeted = threads
+            .iter()
+            .filter(|t| t.mode_report().fallback.is_some())
+            .count();
+        let started = vec![Server::new(s.runtime, s.period); threads.len()];
+        servers_charged(report, &started, unbudgeted, warnings, notes);
+    }
     Ok(())
+}
+
+/// In words, whether the analysed bounds of `report` charge the servers
+/// `started` (independent mode; `unbudgeted` of them fell back to a policy
+/// without a budget): a note when they do, a warning for what they do not.
+fn servers_charged(
+    report: &Report,
+    started: &[Server],
+    unbudgeted: usize,
+    warnings: &mut Vec<String>,
+    notes: &mut Vec<String>,
+) {
+    let Some(&s) = started.first() else { return };
+    let share = 100.0 * s.runtime as f64 / s.period.max(1) as f64;
+    let covered = report.servers.iter().filter(|&&r| r == s).count() >= started.len();
+    if unbudgeted > 0 {
+        warnings.push(format!(
+            "klmirqd independent: {unbudgeted} of {} completion thread(s) run without a \
+             SCHED_DEADLINE budget (see above), interference that no analysed bound charges",
+            started.len()
+        ));
+    } else if covered {
+        notes.push(format!(
+            "klmirqd independent: the analysed bounds charge each GPU's completion thread as \
+             a SCHED_DEADLINE server above every task on every core ({}, {share:.1}% of a CPU \
+             each; ⌈(t + T − Q)/T⌉·Q in a window t, rtgpu_analysis::server)",
+            server::describe(started)
+        ));
+        if report.verdict != Verdict::Schedulable {
+            warnings.push(format!(
+                "klmirqd independent: with its servers charged the analysis finds this \
+                 workload NOT schedulable: {}",
+                report.reason
+            ));
+        }
+        // The bottom halves' own wait is the one thing the charge leaves out.
+        warnings.push(
+            "klmirqd independent: a completion that finds its server's budget spent waits for \
+             the next server period; that wait lengthens the owner's GPU hold and is not in \
+             the analysed bounds (they charge a bottom half as run at once, seed 000 App. B)"
+                .to_string(),
+        );
+    } else {
+        let why = if report.scheduler.ends_with("EDF") {
+            "the EDF tardiness test has no term for interference above every task"
+        } else {
+            "the analysis was made without them (rtgpu_analysis::workload::analyze_with with \
+             run::klmirqd_servers charges them)"
+        };
+        warnings.push(format!(
+            "klmirqd independent: each GPU's completion thread is a SCHED_DEADLINE server ({}, \
+             {share:.1}% of a CPU each) above every SCHED_FIFO task; the analysed bounds do not \
+             charge this interference: {why}",
+            server::describe(started)
+        ));
+    }
 }
 
 /// The run's note on klmirqd's completion threads: which mode, which

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use rtgpu_runtime::arbiter::EventKind;
-use rtgpu_runtime::run::{run, KlmirqdMode, RunConfig};
+use rtgpu_runtime::run::{klmirqd_servers, run, KlmirqdMode, RunConfig};
 
 const WORKLOAD: &str = r#"
 [platform]
@@ -32,18 +32,36 @@ gpu = { copy_in = "3 MiB", kernels = ["1 ms", "500 us"], copy_out = "1 MiB", sta
 
 /// Runs `w` with the deployment (cores, priorities) the analysis plans for
 /// the same tasks without their GPU parts: these tests are about the
-/// runtime, not the GPU-aware analysis.
+/// runtime, not the GPU-aware analysis. The servers of independent klmirqd
+/// are charged as `rtgpu run` does, unless `charge_servers` is false.
 fn run_planned_without_gpus(
     w: &rtgpu_model::Workload,
     duration: u64,
     realtime: bool,
     klmirqd: KlmirqdMode,
 ) -> rtgpu_runtime::run::RunOutcome {
+    run_planned_charging(w, duration, realtime, klmirqd, true)
+}
+
+fn run_planned_charging(
+    w: &rtgpu_model::Workload,
+    duration: u64,
+    realtime: bool,
+    klmirqd: KlmirqdMode,
+    charge_servers: bool,
+) -> rtgpu_runtime::run::RunOutcome {
     let mut cpu_only = w.clone();
     for t in &mut cpu_only.tasks {
         t.gpu = None;
     }
-    let (report, plan) = rtgpu_analysis::workload::analyze(&cpu_only);
+    let extra = rtgpu_analysis::workload::Extra {
+        servers: if charge_servers {
+            klmirqd_servers(w, &klmirqd)
+        } else {
+            Vec::new()
+        },
+    };
+    let (report, plan) = rtgpu_analysis::workload::analyze_with(&cpu_only, &extra);
     run(
         w,
         &report,
@@ -171,18 +189,43 @@ fn klmirqd_modes_are_reported_with_their_real_policies() {
         assert!(out.warnings.iter().any(|w| w.contains("klmirqd")));
     }
     // Independent: a SCHED_DEADLINE server sized from the workload, or a
-    // warning that names the fallback.
+    // warning that names the fallback. The bounds charge the servers (one
+    // per GPU) where they got SCHED_DEADLINE.
     let out = run_with("\"klmirqd\"", true, KlmirqdMode::Independent(None));
     let k = out.klmirqd.as_ref().expect("report");
     if caps.fifo {
         assert_eq!(k.mode, "independent");
-        assert!(
-            out.warnings
-                .iter()
-                .any(|w| w.contains("analysed bounds do not charge")),
-            "{:?}",
-            out.warnings
-        );
+        if caps.deadline {
+            assert!(
+                out.notes.iter().any(|n| n.contains(
+                    "klmirqd independent: the analysed bounds charge each GPU's completion \
+                     thread as a SCHED_DEADLINE server"
+                ) && n.contains("2 server(s) of")),
+                "{:?}",
+                out.notes
+            );
+            assert!(
+                !out.warnings.iter().any(|w| w.contains("do not charge")),
+                "{:?}",
+                out.warnings
+            );
+            // Left uncharged, said as a warning: a completion's wait for budget.
+            assert!(
+                out.warnings
+                    .iter()
+                    .any(|w| w.contains("waits for the next server period")),
+                "{:?}",
+                out.warnings
+            );
+        } else {
+            assert!(
+                out.warnings
+                    .iter()
+                    .any(|w| w.contains("run without a SCHED_DEADLINE budget")),
+                "{:?}",
+                out.warnings
+            );
+        }
         for t in &k.threads {
             if caps.deadline {
                 assert!(
@@ -199,6 +242,29 @@ fn klmirqd_modes_are_reported_with_their_real_policies() {
     }
     assert_eq!(out.jobs.len(), 4 * 5);
     assert!(out.jobs.iter().all(|j| j.gpu.is_some()));
+}
+
+/// A report made without the servers (plain `analyze`) is not passed off
+/// as charging them.
+#[test]
+fn uncharged_independent_servers_are_warned() {
+    let caps = rtgpu_runtime::os::probe_capabilities();
+    if !caps.deadline {
+        return; // no server is started: nothing to charge
+    }
+    let text = WORKLOAD.replace(
+        "chunk_size = \"1 MiB\"",
+        "chunk_size = \"1 MiB\"\ninterrupts = \"klmirqd\"",
+    );
+    let w = rtgpu_model::parse_workload(&text, "gpu.toml").expect("valid");
+    let out = run_planned_charging(&w, 40_000_000, true, KlmirqdMode::Independent(None), false);
+    assert!(
+        out.warnings
+            .iter()
+            .any(|w| w.contains("analysed bounds do not charge this interference")),
+        "{:?}",
+        out.warnings
+    );
 }
 
 /// Seed 001 Fig. 10(b) on real threads: two BAND vGPUs of 40% and 60% of

@@ -1,0 +1,174 @@
+//! `analyze_with`: klmirqd's independent-mode bandwidth servers charged as
+//! top-priority interference on every core (rtgpu_analysis::server). Zero
+//! overheads, so only the servers move the bounds; every number is derived
+//! by hand in the comments.
+
+use rtgpu_analysis::server::Server;
+use rtgpu_analysis::workload::{analyze, analyze_with, Extra, Report, TaskVerdict, Verdict};
+
+const MS: u64 = 1_000_000;
+
+fn workload(scheduler: &str, cores: u32, tasks: &[(&str, u64, u64)], extra_policy: &str) -> String {
+    let mut s = format!(
+        "name = \"servers\"\n[platform]\ncores = {cores}\n[overheads]\nbase = \"zero\"\n\
+         [policy]\ncpu_scheduler = \"{scheduler}\"\n{extra_policy}\n"
+    );
+    for (name, c, t) in tasks {
+        s.push_str(&format!(
+            "[[task]]\nname = \"{name}\"\nwcet = \"{c} us\"\nperiod = \"{t} us\"\n"
+        ));
+    }
+    s
+}
+
+fn analyse(toml: &str, servers: &[Server]) -> Report {
+    let w = rtgpu_model::parse_workload(toml, "t.toml").expect("valid workload");
+    analyze_with(
+        &w,
+        &Extra {
+            servers: servers.to_vec(),
+        },
+    )
+    .0
+}
+
+fn task<'a>(r: &'a Report, name: &str) -> &'a rtgpu_analysis::workload::TaskReport {
+    r.tasks.iter().find(|t| t.name == name).expect("task")
+}
+
+#[test]
+fn one_core_hand_computed() {
+    // One core, τ: C = 2 ms, T = D = 10 ms; one server Q = 1 ms, T = 5 ms,
+    // i.e. a top-priority sporadic task with C = 1, T = 5, J = 5 − 1 = 4:
+    //   R = 2 + ⌈(R + 4)/5⌉·1 (ms)
+    //   R0 = 2 + 1 = 3 → 2 + ⌈7/5⌉ = 4 → 2 + ⌈8/5⌉ = 4.
+    // R = 4 ms: the server's budget at the end of its period just as τ is
+    // released, and its next budget at once (back to back).
+    let toml = workload("P-FP", 1, &[("tau", 2_000, 10_000)], "");
+    let plain = analyse(&toml, &[]);
+    assert_eq!(task(&plain, "tau").response_time, Some(2 * MS));
+    assert!(plain.servers.is_empty());
+    let r = analyse(&toml, &[Server::new(MS, 5 * MS)]);
+    let t = task(&r, "tau");
+    assert_eq!(t.response_time, Some(4 * MS));
+    assert_eq!(t.pieces[0].response_time, Some(4 * MS));
+    assert_eq!(t.verdict, TaskVerdict::MeetsDeadline);
+    assert_eq!(r.verdict, Verdict::Schedulable);
+    assert_eq!(r.servers, vec![Server::new(MS, 5 * MS)]);
+    assert!(
+        r.reason.contains("1 server(s) of 1 ms every 5 ms charged"),
+        "{}",
+        r.reason
+    );
+    assert!(r.notes.iter().any(|n| n.contains("charged on every core")));
+    // analyze is analyze_with without servers.
+    let w = rtgpu_model::parse_workload(&toml, "t.toml").unwrap();
+    assert_eq!(analyze(&w).0, plain);
+}
+
+#[test]
+fn two_servers_both_charged_on_the_core() {
+    // Two GPUs' servers (1 ms every 5 ms each) may both run on τ's core:
+    //   R = 2 + 2·⌈(R + 4)/5⌉: R0 = 4 → 2 + 2·2 = 6 → 2 + 2·2 = 6. R = 6 ms.
+    let toml = workload("P-FP", 1, &[("tau", 2_000, 10_000)], "");
+    let s = Server::new(MS, 5 * MS);
+    let r = analyse(&toml, &[s, s]);
+    assert_eq!(task(&r, "tau").response_time, Some(6 * MS));
+}
+
+#[test]
+fn bound_grows_with_the_server_budget_until_unschedulable() {
+    // τ = (2 ms, 10 ms) below a server of Q every 5 ms: the bound never
+    // shrinks as Q grows. At Q = 4 ms: R = 2 + 4·⌈(R + 1)/5⌉:
+    // R0 = 6 → 2 + 4·2 = 10 → 2 + 4·⌈11/5⌉ = 14 > 10: a miss.
+    let toml = workload("P-FP", 1, &[("tau", 2_000, 10_000)], "");
+    let mut last = 0;
+    let mut missed_at = None;
+    for q in (0..=5 * MS).step_by(250_000) {
+        let r = analyse(&toml, &[Server::new(q, 5 * MS)]);
+        match task(&r, "tau").response_time {
+            Some(b) => {
+                assert!(missed_at.is_none(), "schedulable again at Q = {q}");
+                assert!(b >= last, "Q = {q}: {b} < {last}");
+                last = b;
+            }
+            None => {
+                missed_at.get_or_insert(q);
+                assert_eq!(r.verdict, Verdict::NotSchedulable);
+                assert!(r.reason.contains("fail with 1 server(s)"), "{}", r.reason);
+            }
+        }
+    }
+    assert!(missed_at.is_some_and(|q| q <= 4 * MS), "{missed_at:?}");
+}
+
+#[test]
+fn global_fp_charges_the_servers() {
+    // G-FP on one core: Bertogna & Cirinei's workload bound with R = T for
+    // the server, W(L) = N + min(1, L + 4 − 5N), N = ⌊(L + 4)/5⌋ (ms):
+    // L = 2: W = 2, min(2, 1) → 3; L = 3: W = 2 → 4; L = 4: W = 2 → 4.
+    let toml = workload("G-FP", 1, &[("tau", 2_000, 10_000)], "");
+    let r = analyse(&toml, &[Server::new(MS, 5 * MS)]);
+    assert_eq!(task(&r, "tau").response_time, Some(4 * MS));
+    assert_eq!(r.servers.len(), 1);
+}
+
+#[test]
+fn edf_says_the_servers_are_not_charged() {
+    let toml = workload("G-EDF", 1, &[("tau", 2_000, 10_000)], "");
+    let plain = analyse(&toml, &[]);
+    let r = analyse(&toml, &[Server::new(MS, 5 * MS)]);
+    assert!(r.servers.is_empty());
+    assert!(r.notes.iter().any(|n| n.contains("are not charged")));
+    assert_eq!(task(&r, "tau").tardiness, task(&plain, "tau").tardiness);
+}
+
+#[test]
+fn split_pieces_inherit_release_jitter() {
+    // Three tasks (6 ms, 10 ms) on two cores under PDMS_HPTS_DS (the split
+    // of rtgpu_analysis::partition's `first_fit_fails_ds_splits`, in ms):
+    // core 0 = [a' (C 4, D 10), b (6)], core 1 = [a'' (C 2, offset 4, D 6),
+    // c (6)]. The partition does not see the server (1 ms every 5 ms); the
+    // bounds do:
+    // - a' at the top of core 0: R = 4 + ⌈(R + 4)/5⌉ → 5 → 6 → 6. It ends up
+    //   to 2 ms after a'' is due (offset 4): a'' has release jitter 2.
+    // - a'' with J = 2: w = 2 + ⌈(w + 4)/5⌉ → 3 → 4 → 4, R = w + J = 6 ≤ 6.
+    //   a's job: 4 + 6 = 10 ms (without the jitter it would read 8 ms).
+    // - b: 6 + ⌈(R+4)/5⌉ + 4⌈R/10⌉ starts at 11 > 10: misses (the split
+    //   left core 0 no slack); c likewise on core 1.
+    let toml = workload(
+        "P-FP",
+        2,
+        &[
+            ("a", 6_000, 10_000),
+            ("b", 6_000, 10_000),
+            ("c", 6_000, 10_000),
+        ],
+        "partitioning = \"pdms-hpts-ds\"",
+    );
+    let plain = analyse(&toml, &[]);
+    assert_eq!(plain.verdict, Verdict::Schedulable);
+    assert_eq!(task(&plain, "a").pieces.len(), 2);
+    assert_eq!(task(&plain, "a").response_time, Some(6 * MS));
+    let r = analyse(&toml, &[Server::new(MS, 5 * MS)]);
+    let a = task(&r, "a");
+    // The same placement as the plain analysis.
+    assert_eq!(
+        a.pieces
+            .iter()
+            .map(|p| (p.core, p.budget, p.release_offset))
+            .collect::<Vec<_>>(),
+        task(&plain, "a")
+            .pieces
+            .iter()
+            .map(|p| (p.core, p.budget, p.release_offset))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(a.pieces[0].response_time, Some(6 * MS));
+    assert_eq!(a.pieces[1].response_time, Some(6 * MS));
+    assert_eq!(a.response_time, Some(10 * MS));
+    assert_eq!(a.verdict, TaskVerdict::MeetsDeadline);
+    assert_eq!(task(&r, "b").verdict, TaskVerdict::MissesDeadline);
+    assert_eq!(task(&r, "c").verdict, TaskVerdict::MissesDeadline);
+    assert_eq!(r.verdict, Verdict::NotSchedulable);
+}
