@@ -92,6 +92,21 @@ pub fn gfp_response_times(tasks_in_priority_order: &[Task], m: u32) -> Vec<Optio
     gfp_response_times_below(&[], tasks_in_priority_order, m)
 }
 
+/// Interferers given as (C_i, T_i, R_i): those with C_i = 0 or T_i = 0
+/// dropped, C_i clamped to R_i (a job cannot run longer than it is
+/// pending).
+fn interferers_of(given: &[(Time, Time, Time)]) -> Vec<Interferer> {
+    given
+        .iter()
+        .filter(|&&(c, t, _)| c > 0 && t > 0)
+        .map(|&(c, t, r)| Interferer {
+            c: c.min(r) as u128,
+            t: t as u128,
+            r: r as u128,
+        })
+        .collect()
+}
+
 /// [`gfp_response_times`] with `top`, interferers (C_i, T_i, R_i) above
 /// every task whose response-time bounds R_i are given rather than
 /// computed: bandwidth servers (`crate::server::Server::interferer`), which
@@ -103,15 +118,7 @@ pub fn gfp_response_times_below(
     m: u32,
 ) -> Vec<Option<Time>> {
     let mut out = Vec::with_capacity(tasks_in_priority_order.len());
-    let mut hp: Vec<Interferer> = top
-        .iter()
-        .filter(|&&(c, t, _)| c > 0 && t > 0)
-        .map(|&(c, t, r)| Interferer {
-            c: c.min(r) as u128,
-            t: t as u128,
-            r: r as u128,
-        })
-        .collect();
+    let mut hp = interferers_of(top);
     hp.reserve(tasks_in_priority_order.len());
     let mut failed = m == 0;
     for t in tasks_in_priority_order {
@@ -153,15 +160,7 @@ pub fn interfered_completion(
     if m == 0 || cap == 0 {
         return None;
     }
-    let hp: Vec<Interferer> = interferers
-        .iter()
-        .filter(|&&(c, t, _)| c > 0 && t > 0)
-        .map(|&(c, t, r)| Interferer {
-            c: c.min(r) as u128,
-            t: t as u128,
-            r: r as u128,
-        })
-        .collect();
+    let hp = interferers_of(interferers);
     let piece = Task {
         id: 0,
         wcet: work,
