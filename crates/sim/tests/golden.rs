@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use rtgpu_model::load_workload;
 use rtgpu_sim::{simulate, Releases, SimConfig};
 
-const EXAMPLES: [&str; 10] = [
+const EXAMPLES: [&str; 11] = [
     "feature-tracking",
     "quickstart",
     "pdms-split",
@@ -28,6 +28,7 @@ const EXAMPLES: [&str; 10] = [
     "hog-vgpu",
     "gpusync-copy-heavy",
     "klmirqd-table2",
+    "klmirqd-table2-stress",
     "interrupts-cedf-pai",
     "interrupts-crm-threads",
 ];

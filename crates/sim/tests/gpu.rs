@@ -255,64 +255,161 @@ fn seed004_engine_locks_beat_no_engine_locks() {
     assert!(worst > 100.0 && best < 100.0);
 }
 
-/// seed 000 Table II (shape): under C-RM a fixed interrupt-thread priority
-/// either starves the GPU-using tasks (below every task) or delays the
-/// CPU-only tasks (above every task); klmirqd sits between, and C-EDF with
-/// klmirqd misses (almost) nothing.
+/// Per kind of task (CPU-only, GPU-using) of one Table II run with
+/// `--shift-tardy`: the miss ratio over all jobs, the mean of the per-task
+/// mean responses (% of period), and the names of the tasks that missed.
+struct Table2Row {
+    cpu_miss: f64,
+    cpu_resp: f64,
+    gpu_miss: f64,
+    gpu_resp: f64,
+    missed: Vec<String>,
+}
+
+fn table2_row(base: &Workload, h: InterruptHandling, edf: bool, overheads: bool) -> Table2Row {
+    let mut w = base.clone();
+    w.policy.interrupts = h;
+    if edf {
+        w.policy.cpu_scheduler = rtgpu_model::CpuScheduler::ClusteredEdf;
+    }
+    let r = simulate(
+        &w,
+        &SimConfig {
+            duration: 10_000_000_000,
+            shift_tardy: true,
+            overheads,
+            ..SimConfig::default()
+        },
+    )
+    .expect("runs");
+    let mut acc = [(0u64, 0u64, 0f64, 0f64); 2];
+    for t in &r.tasks {
+        let a = &mut acc[t.uses_gpu as usize];
+        a.0 += t.jobs + t.unfinished;
+        a.1 += t.misses;
+        a.2 += t.mean_response_pct;
+        a.3 += 1.0;
+    }
+    Table2Row {
+        cpu_miss: acc[0].1 as f64 / acc[0].0 as f64,
+        cpu_resp: acc[0].2 / acc[0].3,
+        gpu_miss: acc[1].1 as f64 / acc[1].0 as f64,
+        gpu_resp: acc[1].2 / acc[1].3,
+        missed: r
+            .tasks
+            .iter()
+            .filter(|t| t.misses > 0)
+            .map(|t| t.name.clone())
+            .collect(),
+    }
+}
+
+/// seed 000 Table II, LITMUS^RT columns (d)-(h), on the faithful task set
+/// (four GPUs per cluster as in §V, Table III overheads). Under C-RM the
+/// two lowest-priority CPU-only tasks of each cluster finish at 20 ms plus
+/// overheads in every period (2 + 20 * 5 = 102 ms of higher-or-equal work
+/// on six cores from a synchronous release), so 2 of 20 CPU-only tasks
+/// miss: the seed's 10.0 %; the GPU-using tasks miss nothing (the seed's
+/// 0 %), with klmirqd, SLIH and PAI alike. Mean responses are within a few
+/// points of the seed's (CPU-only 55.6-55.8 %, GPU-using 46.2-49.6 %).
+/// C-EDF misses (almost) nothing. A fixed priority below every task delays
+/// the GPU-using tasks (higher mean response) but makes them miss nothing:
+/// with 29.9 us bottom halves interrupt handling is too light to cost a
+/// deadline in an exact simulation.
 #[test]
-fn seed000_table2_fixed_priorities_hurt_one_side() {
+fn seed000_table2_litmus_columns() {
     let base = example("klmirqd-table2.toml");
-    let stats = |h: InterruptHandling, edf: bool| {
-        let mut w = base.clone();
-        w.policy.interrupts = h;
-        if edf {
-            w.policy.cpu_scheduler = rtgpu_model::CpuScheduler::ClusteredEdf;
-        }
-        let r = simulate(
-            &w,
-            &SimConfig {
-                duration: 10_000_000_000,
-                shift_tardy: true,
-                ..SimConfig::default()
-            },
-        )
-        .expect("runs");
-        let mut acc = [(0u64, 0u64, 0f64); 2];
-        for t in &r.tasks {
-            let a = &mut acc[t.uses_gpu as usize];
-            a.0 += t.jobs + t.unfinished;
-            a.1 += t.misses;
-            a.2 += t.mean_response_pct;
-        }
-        let n = |gpu: bool| r.tasks.iter().filter(|t| t.uses_gpu == gpu).count() as f64;
+    let lowest_cpu: Vec<String> = ["cpu-c0-18", "cpu-c0-19", "cpu-c1-18", "cpu-c1-19"]
+        .map(String::from)
+        .to_vec();
+    let k = table2_row(&base, InterruptHandling::Klmirqd, false, true);
+    for (name, row) in [
+        ("klmirqd", &k),
         (
-            acc[0].1 as f64 / acc[0].0 as f64,
-            acc[0].2 / n(false),
-            acc[1].1 as f64 / acc[1].0 as f64,
-        )
-    };
-    let (k_cpu_miss, k_cpu_resp, k_gpu_miss) = stats(InterruptHandling::Klmirqd, false);
-    let (h_cpu_miss, h_cpu_resp, h_gpu_miss) = stats(
-        InterruptHandling::FixedPriorityThreads { priority: 99 },
-        false,
-    );
-    let (_, _, l_gpu_miss) = stats(
+            "slih",
+            &table2_row(&base, InterruptHandling::Slih, false, true),
+        ),
+        (
+            "pai",
+            &table2_row(&base, InterruptHandling::Pai, false, true),
+        ),
+    ] {
+        eprintln!(
+            "C-RM {name}: cpu {:.4}/{:.1}% gpu {:.4}/{:.1}%",
+            row.cpu_miss, row.cpu_resp, row.gpu_miss, row.gpu_resp
+        );
+        assert_eq!(row.missed, lowest_cpu, "{name}: who misses");
+        assert!((0.095..=0.105).contains(&row.cpu_miss), "{name}");
+        assert_eq!(row.gpu_miss, 0.0, "{name}");
+        assert!((53.0..=58.0).contains(&row.cpu_resp), "{name}");
+        assert!((44.0..=52.0).contains(&row.gpu_resp), "{name}");
+    }
+    // Without overheads the two lowest CPU-only tasks finish exactly at
+    // their deadlines: the 10 % is an overhead-sized overrun.
+    let exact = table2_row(&base, InterruptHandling::Klmirqd, false, false);
+    assert_eq!(exact.cpu_miss + exact.gpu_miss, 0.0);
+    let low = table2_row(
+        &base,
         InterruptHandling::FixedPriorityThreads { priority: 1 },
         false,
+        true,
     );
-    let (e_cpu_miss, _, e_gpu_miss) = stats(InterruptHandling::Klmirqd, true);
-    eprintln!(
-        "klmirqd cpu {k_cpu_miss:.3}/{k_cpu_resp:.1}% gpu {k_gpu_miss:.3}; high cpu \
-         {h_cpu_miss:.3}/{h_cpu_resp:.1}% gpu {h_gpu_miss:.3}; low gpu {l_gpu_miss:.3}; \
-         c-edf cpu {e_cpu_miss:.3} gpu {e_gpu_miss:.3}"
-    );
-    assert!(l_gpu_miss > k_gpu_miss, "low priority starves GPU tasks");
+    assert_eq!(low.gpu_miss, 0.0);
     assert!(
-        h_cpu_resp > k_cpu_resp,
+        low.gpu_resp > k.gpu_resp + 3.0,
+        "low threads delay GPU tasks"
+    );
+    let e = table2_row(&base, InterruptHandling::Klmirqd, true, true);
+    eprintln!(
+        "C-EDF klmirqd: cpu {:.4}/{:.1}% gpu {:.4}/{:.1}%",
+        e.cpu_miss, e.cpu_resp, e.gpu_miss, e.gpu_resp
+    );
+    assert!(e.cpu_miss < 0.005 && e.gpu_miss == 0.0);
+}
+
+/// The fixed-priority trade-off of Table II's Observation 1, made visible
+/// on the distorted variant (two GPUs per cluster, copies, 400 us bottom
+/// halves): under C-RM a fixed interrupt-thread priority either starves
+/// the GPU-using tasks (below every task) or delays the CPU-only tasks
+/// (above every task); klmirqd sits between, and C-EDF with klmirqd
+/// misses (almost) nothing.
+#[test]
+fn seed000_table2_fixed_priorities_hurt_one_side() {
+    let base = example("klmirqd-table2-stress.toml");
+    let k = table2_row(&base, InterruptHandling::Klmirqd, false, true);
+    let h = table2_row(
+        &base,
+        InterruptHandling::FixedPriorityThreads { priority: 99 },
+        false,
+        true,
+    );
+    let l = table2_row(
+        &base,
+        InterruptHandling::FixedPriorityThreads { priority: 1 },
+        false,
+        true,
+    );
+    let e = table2_row(&base, InterruptHandling::Klmirqd, true, true);
+    eprintln!(
+        "klmirqd cpu {:.3}/{:.1}% gpu {:.3}; high cpu {:.3}/{:.1}% gpu {:.3}; low gpu {:.3}; \
+         c-edf cpu {:.3} gpu {:.3}",
+        k.cpu_miss,
+        k.cpu_resp,
+        k.gpu_miss,
+        h.cpu_miss,
+        h.cpu_resp,
+        h.gpu_miss,
+        l.gpu_miss,
+        e.cpu_miss,
+        e.gpu_miss
+    );
+    assert!(l.gpu_miss > k.gpu_miss, "low priority starves GPU tasks");
+    assert!(
+        h.cpu_resp > k.cpu_resp,
         "high priority delays CPU-only tasks"
     );
-    assert!(h_cpu_miss >= k_cpu_miss);
-    assert!(e_cpu_miss < 0.01 && e_gpu_miss < 0.02);
+    assert!(h.cpu_miss >= k.cpu_miss);
+    assert!(e.cpu_miss < 0.01 && e.gpu_miss < 0.02);
 }
 
 fn vgpu_workload(policy: &str) -> Workload {
@@ -408,10 +505,11 @@ fn trace_exports_as_chrome_json() {
 /// the bottom half kept the holder's low priority from its interrupt's
 /// arrival, starved behind 20 CPU-only tasks, and the 19.9 ms GPU task of
 /// Table II's workload took up to 22 ms against an analysed bound of
-/// 9.5 ms.
+/// 9.5 ms. It needs token contention and heavy bottom halves, hence the
+/// distorted variant of the task set (two GPUs per cluster, 400 us).
 #[test]
 fn klmirqd_bottom_halves_inherit_the_token_waiters_priority() {
-    let w = example("klmirqd-table2.toml");
+    let w = example("klmirqd-table2-stress.toml");
     let (report, _) = rtgpu_analysis::workload::analyze(&w);
     let r = simulate(
         &w,
