@@ -81,6 +81,7 @@ fn gedf_workload(set: &[(String, u64, u64)]) -> Workload {
                 blocking: 0,
                 cluster: None,
                 gpu: None,
+                reservation: false,
                 location: Location::default(),
             })
             .collect(),

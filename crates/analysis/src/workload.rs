@@ -183,6 +183,10 @@ pub struct PlanTask {
     /// schedulers; `None` under EDF (use SCHED_DEADLINE with runtime = wcet,
     /// deadline, period).
     pub sched_fifo_priority: Option<u8>,
+    /// A CPU reservation (`reservation = true`): run the thread under
+    /// SCHED_DEADLINE with these parameters, on every CPU, instead of at a
+    /// SCHED_FIFO priority.
+    pub reservation: Option<Reservation>,
     /// P-FP: one entry per piece, in execution order. Piece k runs on its
     /// core, released `release_offset` after the job's release and never
     /// earlier (the analysis assumes these fixed offsets, seed 003 §III.B: a
@@ -190,6 +194,15 @@ pub struct PlanTask {
     /// add release jitter it did not charge), for at most `budget` ns of CPU
     /// time; the job then migrates to the next piece's core.
     pub pieces: Vec<PieceReport>,
+}
+
+/// SCHED_DEADLINE parameters of a CPU reservation (runtime <= deadline <=
+/// period), in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Reservation {
+    pub runtime: Time,
+    pub deadline: Time,
+    pub period: Time,
 }
 
 /// CPU interference beyond the workload's own tasks, for [`analyze_with`].
@@ -219,6 +232,9 @@ pub fn analyze(w: &Workload) -> (Report, Plan) {
 /// Under C-EDF / G-EDF they are not charged (the tardiness theorem has no
 /// term for them); a note says so and [`Report::servers`] is empty.
 pub fn analyze_with(w: &Workload, extra: &Extra) -> (Report, Plan) {
+    if w.tasks.iter().any(|t| t.reservation) {
+        return analyze_reservations(w, extra);
+    }
     let mut notes = Vec::new();
     let servers: Vec<Server> = extra
         .servers
@@ -358,18 +374,19 @@ pub fn analyze_with(w: &Workload, extra: &Extra) -> (Report, Plan) {
     if !servers.is_empty() {
         notes.push(if charged.is_empty() {
             format!(
-                "{} (klmirqd independent mode) are not charged: the EDF tardiness test \
-                 (Devi & Anderson 2005) has no term for interference above every task, so \
-                 these bounds ignore them",
+                "{} (klmirqd independent mode, CPU reservations) are not charged: the EDF \
+                 tardiness test (Devi & Anderson 2005) has no term for interference above every \
+                 task, so these bounds ignore them",
                 server::describe(&servers)
             )
         } else {
             format!(
-                "{} (klmirqd independent mode) charged on every core above every task, \
-                 ⌈(t + T − Q)/T⌉·Q each in a window t (back-to-back budgets: C = Q, jitter \
-                 T − Q; our derivation, rtgpu_analysis::server); sound if each server gets a \
-                 CPU whenever it has budget (no more SCHED_DEADLINE threads than CPUs) and its \
-                 runtime is enforced exactly; the partitioning does not see them",
+                "{} (klmirqd independent mode, CPU reservations) charged on every core above \
+                 every task, ⌈(t + T − Q)/T⌉·Q each in a window t (back-to-back budgets: C = Q, \
+                 jitter T − Q; our derivation, rtgpu_analysis::server); sound if each uses its \
+                 budget within its period (no more SCHED_DEADLINE threads than CPUs, or the \
+                 reservations' density test passes) and its runtime is enforced exactly; the \
+                 partitioning does not see them",
                 server::describe(&charged)
             )
         });
@@ -874,6 +891,171 @@ fn analyze_pfp(
     }
     core_reports.sort_by_key(|c| c.core);
     (method, core_reports)
+}
+
+/// A workload with CPU reservations (`reservation = true`: SCHED_DEADLINE
+/// threads, above every SCHED_FIFO thread and on any CPU, the kernel
+/// keeping a deadline thread's affinity to its whole root domain).
+///
+/// - The other tasks are analysed as the workload without the reservations,
+///   each reservation charged on every core as a bandwidth server of
+///   runtime C every T ([`crate::server`]'s back-to-back bound), beside
+///   `extra`'s servers. The bound holds when every reservation's job ends
+///   within its deadline D <= T (its response then is at most T: the
+///   server argument with R = T).
+/// - The reservations and the servers among themselves are global EDF on
+///   all m cores (SCHED_DEADLINE), each job given at most its runtime by
+///   the CBS: they meet their deadlines if the density test passes,
+///   Σ δ_i + (m − 1)·δ_max <= m with δ = C / min(D, T) (Goossens, Funk &
+///   Baruah 2003, in the density form; [`edf::gedf_density_test`]); their
+///   bound is then D.
+///
+/// Seed 001 §III-D's second problem, the CBS wake-up rule postponing the
+/// deadline of a job woken by its GPU, does not arise: the model allows
+/// reservations on CPU-only tasks only, whose jobs never suspend (a thread
+/// woken for its next job starts a new server period anyway).
+fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan) {
+    let reserved: Vec<usize> = (0..w.tasks.len())
+        .filter(|&i| w.tasks[i].reservation)
+        .collect();
+    let mut rest = w.clone();
+    rest.tasks.retain(|t| !t.reservation);
+    let mut more = extra.clone();
+    more.servers.extend(
+        reserved
+            .iter()
+            .map(|&i| Server::new(w.tasks[i].wcet, w.tasks[i].period)),
+    );
+    let (mut report, mut plan) = if rest.tasks.is_empty() {
+        (empty_report(w), empty_plan(w))
+    } else {
+        analyze_with(&rest, &more)
+    };
+    let m: u32 = w.platform.clusters.iter().map(|c| c.cores).sum();
+    let all_cores: Vec<u32> = (0..m).collect();
+    // SCHED_DEADLINE entities: the reservations and the servers.
+    let mut dl: Vec<Task> = reserved
+        .iter()
+        .map(|&i| Task::new(i, w.tasks[i].wcet, w.tasks[i].period, w.tasks[i].deadline))
+        .collect();
+    dl.extend(
+        extra
+            .servers
+            .iter()
+            .filter(|s| s.is_active())
+            .map(|s| Task::new(usize::MAX, s.runtime, s.period, s.period)),
+    );
+    let passes = edf::gedf_density_test(&dl, m);
+    for &i in &reserved {
+        let t = &w.tasks[i];
+        report.tasks.insert(
+            i,
+            TaskReport {
+                name: t.name.clone(),
+                wcet: t.wcet,
+                period: t.period,
+                deadline: t.deadline,
+                jitter: t.jitter,
+                blocking: t.blocking,
+                utilization: t.wcet as f64 / t.period as f64,
+                uses_gpu: false,
+                cluster: None,
+                cores: all_cores.clone(),
+                priority: None,
+                pieces: Vec::new(),
+                response_time: passes.then_some(t.deadline),
+                tardiness: None,
+                charges: None,
+                gpu: None,
+                verdict: if passes {
+                    TaskVerdict::MeetsDeadline
+                } else {
+                    TaskVerdict::MissesDeadline
+                },
+            },
+        );
+        plan.tasks.insert(
+            i,
+            PlanTask {
+                name: t.name.clone(),
+                period: t.period,
+                deadline: t.deadline,
+                cores: all_cores.clone(),
+                sched_fifo_priority: None,
+                reservation: Some(Reservation {
+                    runtime: t.wcet,
+                    deadline: t.deadline,
+                    period: t.period,
+                }),
+                pieces: Vec::new(),
+            },
+        );
+    }
+    let names: Vec<&str> = reserved.iter().map(|&i| w.tasks[i].name.as_str()).collect();
+    report.total_utilization = w
+        .tasks
+        .iter()
+        .map(|t| t.wcet as f64 / t.period as f64)
+        .sum();
+    report.notes.push(format!(
+        "CPU reservations ({}) run as SCHED_DEADLINE threads on all {m} core(s), above every \
+         fixed-priority task: the other tasks are analysed with each charged on every core as \
+         a server of C every T; the reservations{} by the G-EDF density test (Goossens, Funk & \
+         Baruah 2003): {}",
+        names.join(", "),
+        if extra.servers.is_empty() {
+            ""
+        } else {
+            " and klmirqd's servers"
+        },
+        if passes {
+            "every reservation meets its deadline"
+        } else {
+            "the test fails, so no reservation is shown to meet its deadline"
+        }
+    ));
+    if !passes {
+        report.verdict = Verdict::NotSchedulable;
+        report.reason = format!(
+            "the CPU reservations ({}) fail the G-EDF density test on {m} core(s); {}",
+            names.join(", "),
+            report.reason
+        );
+    }
+    plan.verdict = report.verdict;
+    (report, plan)
+}
+
+/// The report of a workload whose every task is a reservation, before
+/// [`analyze_reservations`] adds them.
+fn empty_report(w: &Workload) -> Report {
+    Report {
+        workload: w.name.clone(),
+        scheduler: scheduler_name(w.policy.cpu_scheduler).to_string(),
+        method:
+            "G-EDF density test of the SCHED_DEADLINE reservations (Goossens, Funk & Baruah 2003)"
+                .to_string(),
+        verdict: Verdict::Schedulable,
+        soft: false,
+        reason: "every task is a CPU reservation".to_string(),
+        total_utilization: 0.0,
+        tasks: Vec::new(),
+        cores: Vec::new(),
+        clusters: Vec::new(),
+        bounds: Vec::new(),
+        notes: Vec::new(),
+        servers: Vec::new(),
+    }
+}
+
+fn empty_plan(w: &Workload) -> Plan {
+    Plan {
+        format: PLAN_FORMAT,
+        workload: w.name.clone(),
+        scheduler: scheduler_name(w.policy.cpu_scheduler).to_string(),
+        verdict: Verdict::Schedulable,
+        tasks: Vec::new(),
+    }
 }
 
 /// What the per-core RTA of [`partition::partition`] does not see, charged
@@ -1413,6 +1595,7 @@ fn make_plan(w: &Workload, tasks: &[TaskReport], scheduler: &str, verdict: Verdi
                 } else {
                     None
                 },
+                reservation: None,
                 pieces: t.pieces.clone(),
             })
             .collect(),

@@ -327,6 +327,11 @@ pub(crate) const TASK: &[KeySpec] = &[
         "Local blocking term B; default 0.",
     ),
     key("cluster", Ty::Ref, "Bind the task to this cluster."),
+    key(
+        "reservation",
+        Ty::Bool,
+        "Run as a CPU reservation (SCHED_DEADLINE: runtime C, deadline D, period T) above every fixed-priority task, on any CPU; CPU-only tasks without `cluster`, D <= T; default false.",
+    ),
     key("gpu", Ty::Table(GPU_PART), "The task's GPU work per job."),
 ];
 

@@ -331,6 +331,11 @@ pub struct Task {
     /// Cluster the task is bound to (index into `Platform::clusters`), if any.
     pub cluster: Option<usize>,
     pub gpu: Option<GpuPart>,
+    /// A CPU reservation: the task's thread runs under SCHED_DEADLINE with
+    /// runtime C, deadline D and period T (a constant-bandwidth server,
+    /// above every SCHED_FIFO thread, on any CPU) instead of at a fixed
+    /// priority. CPU-only tasks with D <= T and no cluster binding.
+    pub reservation: bool,
     /// Where the task's table starts in the file.
     pub location: Location,
 }

@@ -117,6 +117,9 @@ fn write_workload(o: &mut String, w: &Workload) -> std::fmt::Result {
         if let Some(c) = t.cluster {
             writeln!(o, "cluster = {}", quote(cluster_name(c)))?;
         }
+        if t.reservation {
+            writeln!(o, "reservation = true")?;
+        }
         if let Some(g) = &t.gpu {
             let kernels: Vec<String> = g
                 .kernels

@@ -603,3 +603,30 @@ fn non_utf8_file() {
     assert!(d.message.contains("UTF-8"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn reservations_are_for_cpu_only_unbound_tasks_with_constrained_deadlines() {
+    let ok = parse_workload(
+        &with_task("name = \"r\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\nreservation = true\n"),
+        "w.toml",
+    )
+    .expect("valid");
+    assert!(ok.tasks[0].reservation);
+    let gpu = one(&format!(
+        "[platform]\ncores = 2\ngpus = 1\n\n[[task]]\nname = \"r\"\nwcet = \"1 ms\"\n\
+         period = \"10 ms\"\nreservation = true\ngpu = {{ kernels = [\"1 ms\"] }}\n"
+    ));
+    at(&gpu, 9, 15, "task[0].reservation", "CBS wake-up rule");
+    let late = one(&with_task(
+        "name = \"r\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\ndeadline = \"12 ms\"\nreservation = true\n",
+    ));
+    at(&late, 9, 15, "task[0].reservation", "deadline <= period");
+    let bound = one(
+        "[[platform.cluster]]\nname = \"a\"\ncores = 2\n\n[[task]]\nname = \"r\"\nwcet = \"1 ms\"\n\
+         period = \"10 ms\"\ncluster = \"a\"\nreservation = true\n",
+    );
+    assert!(
+        bound.message.contains("drop the task's `cluster`"),
+        "{bound}"
+    );
+}

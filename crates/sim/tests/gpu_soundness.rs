@@ -97,6 +97,7 @@ fn random_workload(rng: &mut Rng, k: u64) -> Workload {
                 blocking: 0,
                 cluster: Some(cluster),
                 gpu,
+                reservation: false,
                 location: Location::default(),
             }
         })

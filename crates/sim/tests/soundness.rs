@@ -88,6 +88,7 @@ fn random_workload(rng: &mut Rng, sched: CpuScheduler, k: u64) -> Workload {
                 blocking: 0,
                 cluster: None,
                 gpu: None,
+                reservation: false,
                 location: Location::default(),
             }
         })

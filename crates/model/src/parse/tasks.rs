@@ -288,6 +288,11 @@ fn parse_task(
             .map(Some),
         None => Some(None),
     };
+    let reservation_v = t.get("reservation");
+    let reservation = match reservation_v {
+        Some(v) => read_bool(cx, v, &t.field("reservation")),
+        None => Some(false),
+    };
 
     // Zero checks and C <= D, J < T.
     if let (Some(0), Some(v)) = (wcet, wcet_v) {
@@ -350,6 +355,44 @@ fn parse_task(
         }
     }
 
+    if let (Some(true), Some(v)) = (reservation, reservation_v) {
+        let field = t.field("reservation");
+        if t.get("gpu").is_some() {
+            // Seed 001 §III-D: a job woken by its GPU's completion may have
+            // its deadline postponed by the CBS wake-up check (its Eq. 1),
+            // which Linux-RTXG changes inside the kernel.
+            cx.error(
+                v.span().start,
+                &field,
+                "a CPU reservation (SCHED_DEADLINE) is for CPU-only tasks: a job woken by its \
+                 GPU's completion may have its deadline postponed by the kernel's CBS wake-up \
+                 rule, which seed 001 (Linux-RTXG) changes inside the kernel and a stock kernel \
+                 does not",
+            );
+        }
+        if cluster.flatten().is_some() {
+            cx.error(
+                v.span().start,
+                &field,
+                "a CPU reservation runs on every CPU (SCHED_DEADLINE threads keep the affinity \
+                 of their whole root domain): drop the task's `cluster`",
+            );
+        }
+        if let (Some(Some(d)), Some(p)) = (deadline, period) {
+            if d > p {
+                cx.error(
+                    v.span().start,
+                    &field,
+                    format!(
+                        "a CPU reservation needs deadline <= period (SCHED_DEADLINE: runtime <= \
+                         deadline <= period); the deadline is {} and the period {}",
+                        units::format_duration(d),
+                        units::format_duration(p)
+                    ),
+                );
+            }
+        }
+    }
     let gpu = match t.get("gpu") {
         Some(gv) => {
             check_gpu_available(cx, t, gv, cluster.flatten(), plat);
@@ -369,6 +412,7 @@ fn parse_task(
         blocking: blocking?,
         cluster: cluster?,
         gpu: gpu?,
+        reservation: reservation?,
         location: cx.location(t.start),
     })
 }
