@@ -612,10 +612,10 @@ fn reservations_are_for_cpu_only_unbound_tasks_with_constrained_deadlines() {
     )
     .expect("valid");
     assert!(ok.tasks[0].reservation);
-    let gpu = one(&format!(
+    let gpu = one(
         "[platform]\ncores = 2\ngpus = 1\n\n[[task]]\nname = \"r\"\nwcet = \"1 ms\"\n\
-         period = \"10 ms\"\nreservation = true\ngpu = {{ kernels = [\"1 ms\"] }}\n"
-    ));
+         period = \"10 ms\"\nreservation = true\ngpu = { kernels = [\"1 ms\"] }\n",
+    );
     at(&gpu, 9, 15, "task[0].reservation", "CBS wake-up rule");
     let late = one(&with_task(
         "name = \"r\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\ndeadline = \"12 ms\"\nreservation = true\n",
