@@ -16,10 +16,12 @@ fn workload(cores: u32, tasks: &str) -> rtgpu_model::Workload {
 }
 
 /// One core: reservation r (C = 1 ms, T = 5 ms) declared before the
-/// fixed-priority task t (C = 2 ms, T = 10 ms). r is a server Q = 1 ms,
-/// T = 5 ms with jitter 4 ms above t: R = 2 + ⌈(R + 4)/5⌉·1; R = 3 gives
-/// 2 + 2 = 4, R = 4 gives 2 + 2 = 4: t's bound is 4 ms (2 ms alone). r
-/// alone on one core has density 0.2 <= 1: it meets its 5 ms deadline.
+/// fixed-priority task t (C = 2 ms, T = 10 ms). r's runtime is C + 200 us
+/// (the margin's floor) = 1.2 ms: a server Q = 1.2 ms, T = 5 ms, jitter
+/// 3.8 ms above t: R = 2 + ⌈(R + 3.8)/5⌉·1.2; R = 3.2 gives
+/// 2 + 2·1.2 = 4.4, R = 4.4 gives ⌈8.2/5⌉ = 2 again: t's bound is 4.4 ms
+/// (2 ms alone). r alone on one core has density 0.24 <= 1: it meets its
+/// 5 ms deadline.
 #[test]
 fn a_reservation_is_charged_on_the_fixed_priority_tasks_and_planned_as_deadline() {
     let w = workload(
@@ -33,9 +35,12 @@ fn a_reservation_is_charged_on_the_fixed_priority_tasks_and_planned_as_deadline(
     assert_eq!(report.tasks[0].response_time, Some(5 * MS));
     assert_eq!(report.tasks[0].verdict, TaskVerdict::MeetsDeadline);
     assert_eq!(report.tasks[1].name, "t");
-    assert_eq!(report.tasks[1].response_time, Some(4 * MS));
+    assert_eq!(report.tasks[1].response_time, Some(4_400_000));
     let r = plan.tasks[0].reservation.expect("r is a reservation");
-    assert_eq!((r.runtime, r.deadline, r.period), (MS, 5 * MS, 5 * MS));
+    assert_eq!(
+        (r.runtime, r.deadline, r.period),
+        (1_200_000, 5 * MS, 5 * MS)
+    );
     assert_eq!(plan.tasks[0].sched_fifo_priority, None);
     assert!(plan.tasks[1].reservation.is_none());
     assert!(plan.tasks[1].sched_fifo_priority.is_some());
@@ -55,11 +60,12 @@ fn a_reservation_is_charged_on_the_fixed_priority_tasks_and_planned_as_deadline(
     assert_eq!(analyze(&alone).0.tasks[0].response_time, Some(2 * MS));
 }
 
-/// Two reservations of density 3/5 on one core: 1.2 > 1, the density test
-/// fails; on two cores 1.2 + 0.6 = 1.8 <= 2 passes.
+/// Two reservations of C = 2.5 ms, T = 5 ms (runtime 3 ms, density 0.6)
+/// on one core: 1.2 > 1, the density test fails; on two cores
+/// 1.2 + 0.6 = 1.8 <= 2 passes.
 #[test]
 fn reservations_beyond_the_density_bound_are_not_schedulable() {
-    let two = "[[task]]\nname = \"r\"\ncount = 2\nwcet = \"3 ms\"\nperiod = \"5 ms\"\nreservation = true\n";
+    let two = "[[task]]\nname = \"r\"\ncount = 2\nwcet = \"2.5 ms\"\nperiod = \"5 ms\"\nreservation = true\n";
     let (report, plan) = analyze(&workload(1, two));
     assert_eq!(report.verdict, Verdict::NotSchedulable);
     assert!(report.reason.contains("density test"), "{}", report.reason);

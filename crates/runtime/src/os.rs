@@ -52,6 +52,33 @@ pub enum SchedPolicy {
     },
 }
 
+impl SchedPolicy {
+    /// Words for a policy, as the run report prints it.
+    pub fn describe(self) -> String {
+        let us = |ns: Nanos| {
+            if ns.is_multiple_of(1_000_000) {
+                format!("{} ms", ns / 1_000_000)
+            } else {
+                format!("{} us", ns as f64 / 1e3)
+            }
+        };
+        match self {
+            SchedPolicy::Other { nice } => format!("SCHED_OTHER (nice {nice})"),
+            SchedPolicy::Fifo { priority } => format!("SCHED_FIFO {priority}"),
+            SchedPolicy::Deadline {
+                runtime,
+                deadline,
+                period,
+            } => format!(
+                "SCHED_DEADLINE runtime {} every {} within {}",
+                us(runtime),
+                us(period),
+                us(deadline)
+            ),
+        }
+    }
+}
+
 // struct sched_attr of include/uapi/linux/sched/types.h (SCHED_ATTR_SIZE_VER0).
 #[repr(C)]
 #[derive(Default)]

@@ -131,6 +131,9 @@ pub struct TaskSummary {
     /// migrated between GPUs.
     pub max_token_wait: Option<Nanos>,
     pub migrations: usize,
+    /// The policy the kernel reported for the task's thread once its first
+    /// piece's policy was applied (a CPU reservation: SCHED_DEADLINE).
+    pub ran_under: Option<String>,
 }
 
 /// What a run produced.
@@ -284,6 +287,30 @@ pub fn run(
         ));
     }
     let realtime = config.realtime && caps.fifo && (!folded || fold_fits);
+    // CPU reservations need SCHED_DEADLINE only (some machines permit it
+    // and refuse SCHED_FIFO).
+    let reserve = config.realtime && caps.deadline && (!folded || fold_fits);
+    let reserved: Vec<&str> = plan
+        .tasks
+        .iter()
+        .filter(|t| t.reservation.is_some())
+        .map(|t| t.name.as_str())
+        .collect();
+    if !reserved.is_empty() && !reserve {
+        warnings.push(format!(
+            "CPU reservations ({}) run at SCHED_OTHER: {}",
+            reserved.join(", "),
+            if !config.realtime {
+                "real-time policies were not asked for"
+            } else if !caps.deadline {
+                caps.reason
+                    .as_deref()
+                    .unwrap_or("SCHED_DEADLINE was refused")
+            } else {
+                "the folded load leaves no room"
+            }
+        ));
+    }
     if config.realtime && !caps.fifo {
         warnings.push(format!(
             "running with ordinary priorities (SCHED_OTHER): {}",
@@ -317,6 +344,15 @@ pub fn run(
                          at every release and completion"
             .to_string(),
         (false, _) => "SCHED_OTHER (ordinary priorities)".to_string(),
+    };
+    let policy_words = if reserve && !reserved.is_empty() {
+        format!(
+            "{policy_words}; CPU reservations ({}) under SCHED_DEADLINE with the plan's runtime, \
+             deadline and period, on every CPU",
+            reserved.join(", ")
+        )
+    } else {
+        policy_words
     };
     if edf && !realtime {
         warnings.push(
@@ -414,7 +450,20 @@ pub fn run(
                     (true, None, Some(p)) => SchedPolicy::Fifo { priority: p },
                     _ => SchedPolicy::Other { nice: 0 },
                 };
-            let pieces = if pt.pieces.is_empty() {
+            let pieces = if let Some(r) = pt.reservation {
+                // A SCHED_DEADLINE thread keeps the affinity of its whole
+                // root domain: every CPU this process may use.
+                let policy = if reserve {
+                    SchedPolicy::Deadline {
+                        runtime: r.runtime,
+                        deadline: r.deadline,
+                        period: r.period,
+                    }
+                } else {
+                    SchedPolicy::Other { nice: 0 }
+                };
+                vec![(caps.cpus.clone(), policy, task.wcet, 0, 0)]
+            } else if pt.pieces.is_empty() {
                 // C-FP / G-FP: the cluster's cores, the task's global priority.
                 let cpus = pt.cores.iter().map(|&c| core_map[c as usize]).collect();
                 vec![(
@@ -489,7 +538,8 @@ pub fn run(
                     reason: format!("task {} uses a GPU but its cluster has none", task.name),
                 });
             }
-            let edf = (edf && realtime)
+            // A reservation is EDF-scheduled by the kernel itself.
+            let edf = (edf && realtime && pt.reservation.is_none())
                 .then(|| cluster.and_then(|ci| dispatchers.get(ci).cloned()))
                 .flatten();
             Ok(TaskSpec {
@@ -534,13 +584,19 @@ pub fn run(
 
     let mut jobs = Vec::new();
     let mut thread_warnings = Vec::new();
+    // Threads were spawned in task order.
+    let mut ran_under = Vec::with_capacity(handles.len());
     for h in handles {
         match h.join() {
-            Ok((mut j, w)) => {
+            Ok((mut j, w, policy)) => {
                 jobs.append(&mut j);
                 thread_warnings.extend(w);
+                ran_under.push(policy);
             }
-            Err(_) => thread_warnings.push("a task thread panicked; its jobs are lost".to_string()),
+            Err(_) => {
+                thread_warnings.push("a task thread panicked; its jobs are lost".to_string());
+                ran_under.push(None);
+            }
         }
     }
     thread_warnings.sort();
@@ -629,6 +685,7 @@ pub fn run(
                     .iter()
                     .filter(|j| j.gpu.is_some_and(|g| g.migrated))
                     .count(),
+                ran_under: ran_under.get(i).cloned().flatten(),
             }
         })
         .collect();
@@ -910,7 +967,7 @@ fn task_thread(
     duration: Nanos,
     barrier: &Barrier,
     start_at: &std::sync::atomic::AtomicU64,
-) -> (Vec<JobRun>, Vec<String>) {
+) -> (Vec<JobRun>, Vec<String>, Option<String>) {
     let mut warnings = Vec::new();
     let index = spec.index;
     let apply = |cpus: &[usize], policy: SchedPolicy, warnings: &mut Vec<String>| {
@@ -924,6 +981,7 @@ fn task_thread(
     if let Some((cpus, policy, ..)) = spec.pieces.first() {
         apply(cpus, *policy, &mut warnings);
     }
+    let ran_under = os::sched_policy(0).ok().map(SchedPolicy::describe);
     let client = match &spec.gpu {
         Some((cg, ..)) => match cg.arbiter.register(spec.base_fifo) {
             Ok(c) => Some(c),
@@ -1017,7 +1075,7 @@ fn task_thread(
         });
     }
     let _ = os::set_sched_policy(0, SchedPolicy::Other { nice: 0 });
-    (jobs, warnings)
+    (jobs, warnings, ran_under)
 }
 
 #[cfg(test)]

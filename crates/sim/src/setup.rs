@@ -112,6 +112,13 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
     if w.tasks.is_empty() {
         return Err(SimError(format!("{}: no tasks to simulate", w.name)));
     }
+    if let Some(t) = w.tasks.iter().find(|t| t.reservation) {
+        return Err(SimError(format!(
+            "{}: task {} is a CPU reservation (SCHED_DEADLINE), which the simulator does not \
+             model yet (`rtgpu analyze` and `rtgpu run` do)",
+            w.name, t.name
+        )));
+    }
     let mut notes = Vec::new();
     let sched = w.policy.cpu_scheduler;
     let edf = matches!(sched, CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf);

@@ -207,28 +207,6 @@ pub struct CompletionThread {
     report: ModeReport,
 }
 
-/// Words for a policy, as the run report prints it.
-pub fn describe_policy(p: SchedPolicy) -> String {
-    let us = |ns: Nanos| {
-        if ns.is_multiple_of(1_000_000) {
-            format!("{} ms", ns / 1_000_000)
-        } else {
-            format!("{} us", ns as f64 / 1e3)
-        }
-    };
-    match p {
-        SchedPolicy::Other { nice } => format!("SCHED_OTHER (nice {nice})"),
-        SchedPolicy::Fifo { priority } => format!("SCHED_FIFO {priority}"),
-        SchedPolicy::Deadline {
-            runtime, period, ..
-        } => format!(
-            "SCHED_DEADLINE runtime {} every {}",
-            us(runtime),
-            us(period)
-        ),
-    }
-}
-
 /// Applies the independent mode's policy to the calling thread: DEADLINE,
 /// else FIFO, else OTHER; returns why it fell back, if it did.
 fn start_server(s: &ServerConfig) -> Option<String> {
@@ -282,7 +260,7 @@ impl CompletionThread {
                     Mode::Independent(s) => start_server(&s),
                 };
                 let policy = os::sched_policy(0)
-                    .map(describe_policy)
+                    .map(SchedPolicy::describe)
                     .unwrap_or_else(|e| format!("unknown ({e})"));
                 let _ = tx.send((os::gettid(), policy, fallback));
                 completion_loop(&sh);

@@ -1,0 +1,121 @@
+//! `rtgpu run` with a CPU reservation (`reservation = true`): the task's
+//! thread runs under SCHED_DEADLINE with the plan's runtime, deadline and
+//! period where the kernel permits it, at SCHED_OTHER with a plain warning
+//! where it does not; the fixed-priority task beside it keeps SCHED_FIFO.
+
+use rtgpu_runtime::os;
+use rtgpu_runtime::run::{run, KlmirqdMode, RunConfig};
+
+const WORKLOAD: &str = r#"
+[platform]
+cores = 2
+[overheads]
+base = "zero"
+[policy]
+cpu_scheduler = "P-FP"
+partitioning = "first-fit"
+[[task]]
+name = "ctl"
+wcet = "1 ms"
+period = "10 ms"
+reservation = true
+[[task]]
+name = "log"
+wcet = "2 ms"
+period = "20 ms"
+"#;
+
+#[test]
+fn a_reservation_runs_under_sched_deadline_where_permitted() {
+    let w = rtgpu_model::parse_workload(WORKLOAD, "reservation.toml").expect("valid");
+    let (report, plan) = rtgpu_analysis::workload::analyze(&w);
+    let r = plan.tasks[0].reservation.expect("planned as a reservation");
+    let out = run(
+        &w,
+        &report,
+        &plan,
+        &RunConfig {
+            duration: 200_000_000,
+            realtime: true,
+            backend: None,
+            klmirqd: KlmirqdMode::Dependent,
+        },
+    )
+    .expect("runs");
+    let ctl = &out.tasks[0];
+    assert_eq!(ctl.jobs, 20, "{:?}", out.warnings);
+    let policy = ctl.ran_under.as_deref().expect("policy read back");
+    let caps = os::probe_capabilities();
+    if caps.deadline {
+        let want = os::SchedPolicy::Deadline {
+            runtime: r.runtime,
+            deadline: r.deadline,
+            period: r.period,
+        }
+        .describe();
+        // The probe said SCHED_DEADLINE is permitted; should the kernel
+        // still refuse this thread (e.g. its admission control), the run
+        // must say so rather than fall back silently.
+        if policy != want {
+            assert!(
+                out.warnings.iter().any(|w| w.starts_with("task 0: ")),
+                "ran under {policy} without a warning: {:?}",
+                out.warnings
+            );
+            eprintln!("SCHED_DEADLINE refused at run time: {:?}", out.warnings);
+            return;
+        }
+        assert!(
+            !out.warnings.iter().any(|w| w.contains("CPU reservations")),
+            "{:?}",
+            out.warnings
+        );
+    } else {
+        assert!(policy.starts_with("SCHED_OTHER"), "{policy}");
+        assert!(
+            out.warnings
+                .iter()
+                .any(|w| w.contains("CPU reservations (ctl) run at SCHED_OTHER")),
+            "{:?}",
+            out.warnings
+        );
+    }
+    let log = out.tasks[1].ran_under.as_deref().expect("policy read back");
+    if caps.fifo {
+        assert!(log.starts_with("SCHED_FIFO"), "{log}");
+    }
+}
+
+/// Without real-time policies asked for, a reservation says so.
+#[test]
+fn without_realtime_a_reservation_says_it_runs_at_sched_other() {
+    let w = rtgpu_model::parse_workload(WORKLOAD, "reservation.toml").expect("valid");
+    let (report, plan) = rtgpu_analysis::workload::analyze(&w);
+    let out = run(
+        &w,
+        &report,
+        &plan,
+        &RunConfig {
+            duration: 50_000_000,
+            realtime: false,
+            backend: None,
+            klmirqd: KlmirqdMode::Dependent,
+        },
+    )
+    .expect("runs");
+    assert!(
+        out.tasks[0]
+            .ran_under
+            .as_deref()
+            .is_some_and(|p| p.starts_with("SCHED_OTHER")),
+        "{:?}",
+        out.tasks[0].ran_under
+    );
+    assert!(
+        out.warnings.iter().any(|w| w.contains(
+            "CPU reservations (ctl) run at SCHED_OTHER: real-time policies were not asked for"
+        )),
+        "{:?}",
+        out.warnings
+    );
+}
