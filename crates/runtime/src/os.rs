@@ -69,12 +69,18 @@ impl SchedPolicy {
                 runtime,
                 deadline,
                 period,
-            } => format!(
-                "SCHED_DEADLINE runtime {} every {} within {}",
-                us(runtime),
-                us(period),
-                us(deadline)
-            ),
+            } => {
+                let within = if deadline == period {
+                    String::new()
+                } else {
+                    format!(" within {}", us(deadline))
+                };
+                format!(
+                    "SCHED_DEADLINE runtime {} every {}{within}",
+                    us(runtime),
+                    us(period)
+                )
+            }
         }
     }
 }
