@@ -974,27 +974,14 @@ fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan) {
         report.tasks.insert(
             i,
             TaskReport {
-                name: t.name.clone(),
-                wcet: t.wcet,
-                period: t.period,
-                deadline: t.deadline,
-                jitter: t.jitter,
-                blocking: t.blocking,
-                utilization: t.wcet as f64 / t.period as f64,
-                uses_gpu: false,
-                cluster: None,
                 cores: all_cores.clone(),
-                priority: None,
-                pieces: Vec::new(),
                 response_time: passes.then_some(t.deadline),
-                tardiness: None,
-                charges: None,
-                gpu: None,
                 verdict: if passes {
                     TaskVerdict::MeetsDeadline
                 } else {
                     TaskVerdict::MissesDeadline
                 },
+                ..task_report(t)
             },
         );
         plan.tasks.insert(
