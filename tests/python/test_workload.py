@@ -73,6 +73,7 @@ def test_parse_string_and_properties() -> None:
     assert filt.deadline == 15_000_000
     assert control.jitter == 0 and control.blocking == 0
     assert control.uses_gpu is False and control.gpu is None
+    assert control.reservation is False
     assert control.to_task() == rtgpu.Task("2 ms", "10 ms")
     assert filt.to_task().id == 1
     assert w.utilization == pytest.approx(0.2 + 0.15)
@@ -209,3 +210,12 @@ def test_objects_are_read_only() -> None:
     report = w.analyze()
     with pytest.raises(AttributeError):
         report.verdict = Verdict.NOT_SCHEDULABLE  # type: ignore[misc]
+
+
+def test_reservation_property() -> None:
+    w = rtgpu.parse_workload(
+        '[platform]\ncores = 1\n[[task]]\nname = "r"\nwcet = "1 ms"\n'
+        'period = "10 ms"\nreservation = true\n',
+        "r.toml",
+    )
+    assert w.tasks[0].reservation is True

@@ -352,6 +352,11 @@ impl PyWorkloadTask {
     fn uses_gpu(&self) -> bool {
         self.task.uses_gpu()
     }
+    /// Whether the task is a CPU reservation (SCHED_DEADLINE).
+    #[getter]
+    fn reservation(&self) -> bool {
+        self.task.reservation
+    }
     /// The task's GPU work, if it uses a GPU.
     #[getter]
     fn gpu(&self) -> Option<PyGpuWork> {
