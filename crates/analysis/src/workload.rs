@@ -949,7 +949,15 @@ fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan) {
     more.servers
         .extend(res.iter().map(|r| Server::new(r.runtime, r.period)));
     let (mut report, mut plan) = if rest.tasks.is_empty() {
-        (empty_report(w), empty_plan(w))
+        (
+            empty_report(w),
+            make_plan(
+                w,
+                &[],
+                scheduler_name(w.policy.cpu_scheduler),
+                Verdict::Schedulable,
+            ),
+        )
     } else {
         analyze_with(&rest, &more)
     };
@@ -1051,16 +1059,6 @@ fn empty_report(w: &Workload) -> Report {
         bounds: Vec::new(),
         notes: Vec::new(),
         servers: Vec::new(),
-    }
-}
-
-fn empty_plan(w: &Workload) -> Plan {
-    Plan {
-        format: PLAN_FORMAT,
-        workload: w.name.clone(),
-        scheduler: scheduler_name(w.policy.cpu_scheduler).to_string(),
-        verdict: Verdict::Schedulable,
-        tasks: Vec::new(),
     }
 }
 
