@@ -103,6 +103,34 @@ impl Server {
     pub const fn interferer(&self) -> (Time, Time, Time) {
         (self.runtime, self.period, self.period)
     }
+
+    /// The longest `backlog` of work (FIFO, the work of interest last)
+    /// pending in the server at a time a can take to complete:
+    /// (⌈W/Q⌉ + 1)·T; `Time::MAX` for an inactive server. Our derivation,
+    /// under the module's assumption that each budget chunk is consumed by
+    /// its deadline while there is work for it:
+    ///
+    /// - At any time a at which the server is not throttled its deadline
+    ///   is d ≤ a + T: every deadline is set to s + T at a time s ≤ a,
+    ///   by the wake-up rule's reset (s = now) or by a replenishment at the
+    ///   old deadline (s = d_old, d = d_old + T). A server throttled at a is
+    ///   replenished at its deadline, at most a + T, to (Q, that + T).
+    /// - So from a the server delivers at least k·Q by a + (k + 1)·T for
+    ///   every k ≥ 1 (the runtime left at a, delivered by d ≤ a + T, is
+    ///   not counted; then Q per period), and a backlog of W is done
+    ///   by a + (⌈W/Q⌉ + 1)·T.
+    ///
+    /// klmirqd's independent mode (seed 000 §III) runs a GPU's bottom halves
+    /// in such a server: a completion that finds the budget spent waits for
+    /// the next period, which this bound charges to the owner's GPU hold
+    /// ([`crate::workload::Extra::bottom_halves`]).
+    pub fn latency(&self, backlog: Time) -> Time {
+        if !self.is_active() {
+            return Time::MAX;
+        }
+        let chunks = backlog.div_ceil(self.runtime) as u128 + 1;
+        (chunks * self.period as u128).min(Time::MAX as u128) as Time
+    }
 }
 
 /// Σ over `servers` of [`Server::demand`]: what all of them may take of one
@@ -180,6 +208,18 @@ mod tests {
         assert_eq!(fp::response_time(&hp, &task), Some(4 * MS));
         // Without the server: 2 ms.
         assert_eq!(fp::response_time(&[], &task), Some(2 * MS));
+    }
+
+    #[test]
+    fn latency_waits_out_spent_budgets() {
+        // Q = 1, T = 5: a backlog of 1 is done within 2 periods (the
+        // budget may be spent just now, back by the deadline <= a + 5, and
+        // then used by its next deadline); 3 units take 4 periods.
+        let s = Server::new(1, 5);
+        assert_eq!([1, 2, 3].map(|w| s.latency(w)), [10, 15, 20]);
+        // No backlog still waits for a period (the top of the bound).
+        assert_eq!(s.latency(0), 5);
+        assert_eq!(Server::new(0, 5).latency(1), Time::MAX);
     }
 
     #[test]

@@ -160,6 +160,9 @@ pub struct Report {
     /// ([`analyze_with`]); empty for the plain analysis, and under EDF,
     /// whose tardiness test cannot charge them (a note then says so).
     pub servers: Vec<Server>,
+    /// klmirqd's independent mode: the server whose latency is charged to
+    /// every GPU hold ([`Extra::bottom_halves`]); `None` otherwise.
+    pub bottom_halves: Option<Server>,
 }
 
 /// The deployment plan `rtgpu run` consumes (JSON, `format` versioned).
@@ -232,6 +235,13 @@ pub struct Extra {
     /// which may run on any core: klmirqd's independent mode, one
     /// SCHED_DEADLINE server per GPU that gets a completion thread.
     pub servers: Vec<Server>,
+    /// klmirqd's independent mode: every GPU's bottom halves run in a
+    /// server of these parameters (its own, one of `servers`) instead of
+    /// in the owner's scheduling domain. Each GPU hold is then stretched
+    /// by the server's latency per interrupt ([`Server::latency`]) in
+    /// place of the dependent mode's stretch ([`section_stretch`]).
+    /// Ignored unless the workload's interrupts are `klmirqd`.
+    pub bottom_halves: Option<Server>,
 }
 
 /// Analyse a workload according to its policy.
@@ -302,6 +312,9 @@ pub fn analyze_with(w: &Workload, extra: &Extra) -> (Report, Plan) {
         CpuScheduler::GlobalFp | CpuScheduler::GlobalEdf
     );
     let domains = gpu_domains(w, global);
+    let bottom_halves = extra
+        .bottom_halves
+        .filter(|_| imethod == InterruptMethod::Klmirqd);
     // GPU bounds, then the scheduler's test, with every GPU holder's hold
     // stretched by what its bottom halves may wait for a CPU
     // ([`section_stretch`]); under P-FP the stretch depends on the
@@ -312,7 +325,16 @@ pub fn analyze_with(w: &Workload, extra: &Extra) -> (Report, Plan) {
     let (tasks, method, soft, cores) = loop {
         rounds += 1;
         let mut round_notes = Vec::new();
-        let gpu = workload_gpu::analyze_gpus(w, &domains, &stretch, &mut round_notes);
+        let mut gpu = workload_gpu::analyze_gpus(w, &domains, &stretch, &mut round_notes);
+        if bottom_halves.is_some() {
+            // Independent mode: a holder's own bottom halves wait for their
+            // server too, not for its domain's tasks (server_stretch).
+            for (g, &s) in gpu.iter_mut().zip(&stretch) {
+                if let Some(g) = g.as_mut().filter(|_| s > 0) {
+                    g.bottom_half_wait = Some(s);
+                }
+            }
+        }
         let mut tasks: Vec<TaskReport> = w.tasks.iter().map(task_report).collect();
         for (t, g) in tasks.iter_mut().zip(&gpu) {
             if let Some(why) = g.as_ref().and_then(|g| g.unbounded_because.as_ref()) {
@@ -325,6 +347,7 @@ pub fn analyze_with(w: &Workload, extra: &Extra) -> (Report, Plan) {
             gpu: &gpu,
             method: imethod,
             servers: &charged,
+            bottom_halves,
         };
         round_notes.push(overhead_note(w, imethod));
         let (method, soft, cores) = match w.policy.cpu_scheduler {
@@ -357,7 +380,9 @@ pub fn analyze_with(w: &Workload, extra: &Extra) -> (Report, Plan) {
         if rounds >= MAX_STRETCH_ROUNDS {
             notes.append(&mut round_notes);
             notes.push(format!(
-                "the GPU hold stretches (bottom halves waiting for a CPU) and the partition did                  not settle within {MAX_STRETCH_ROUNDS} rounds; no task is reported as meeting                  its deadline"
+                "the GPU hold stretches (bottom halves waiting for a CPU) and the partition did \
+                 not settle within {MAX_STRETCH_ROUNDS} rounds; no task is reported as meeting \
+                 its deadline"
             ));
             for t in &mut tasks {
                 t.response_time = None;
@@ -411,6 +436,18 @@ pub fn analyze_with(w: &Workload, extra: &Extra) -> (Report, Plan) {
             )
         });
     }
+    if let Some(s) = bottom_halves {
+        notes.push(format!(
+            "klmirqd independent: every GPU's bottom halves run in a server of {} every {}; \
+             each interrupt of a GPU holder is charged {} beyond its Δbh for the server's \
+             latency ((⌈W/Q⌉ + 1)·T with a backlog W of one Δbh per concurrent owner; our \
+             derivation, rtgpu_analysis::server::Server::latency), in its own GPU time and in \
+             its hold where it blocks others",
+            duration_words(s.runtime),
+            duration_words(s.period),
+            duration_words(server_wait_per_interrupt(w, s)),
+        ));
+    }
     let with_servers = if charged.is_empty() {
         String::new()
     } else {
@@ -463,6 +500,7 @@ pub fn analyze_with(w: &Workload, extra: &Extra) -> (Report, Plan) {
         bounds,
         notes,
         servers: charged,
+        bottom_halves,
     };
     (report, plan)
 }
@@ -669,6 +707,9 @@ struct Cx<'a> {
     method: InterruptMethod,
     /// Bandwidth servers charged above every task on every core.
     servers: &'a [Server],
+    /// The server that runs every GPU's bottom halves (klmirqd's
+    /// independent mode, [`Extra::bottom_halves`]).
+    bottom_halves: Option<Server>,
 }
 
 impl Cx<'_> {
@@ -1059,6 +1100,7 @@ fn empty_report(w: &Workload) -> Report {
         bounds: Vec::new(),
         notes: Vec::new(),
         servers: Vec::new(),
+        bottom_halves: None,
     }
 }
 
@@ -1240,6 +1282,9 @@ fn charge_core_interference(cx: &Cx, any_gpu: bool, result: &mut partition::Part
 fn section_stretch(cx: &Cx, tasks: &[TaskReport]) -> Vec<Time> {
     let w = cx.w;
     let mut out = vec![0; tasks.len()];
+    if let Some(server) = cx.bottom_halves {
+        return server_stretch(w, server, tasks);
+    }
     if !matches!(cx.method, InterruptMethod::Klmirqd | InterruptMethod::Pai) {
         return out;
     }
@@ -1325,6 +1370,61 @@ fn section_stretch(cx: &Cx, tasks: &[TaskReport]) -> Vec<Time> {
         };
     }
     out
+}
+
+/// [`section_stretch`] in klmirqd's independent mode: every GPU's bottom
+/// halves run in a bandwidth server above every task ([`Extra::bottom_halves`],
+/// what `rtgpu run --klmirqd independent` starts), so a bottom half waits
+/// for no task of the owner's domain, only for the server's budget. Per
+/// interrupt of a holder its hold grows by the server's latency
+/// ([`Server::latency`]) less the Δbh the hold already counts, per
+/// operation where it has more than its declared η (each completes through
+/// the server in `rtgpu run`). The backlog
+/// ahead of a bottom half is at most one completion per concurrent owner of
+/// the GPU, each Δbh: an owner waits for each operation's completion before
+/// its next one (its lock is passed on at completion, or at submission with
+/// the device-side hand-off, but its next operation depends on this one),
+/// and the server takes completions in the order the device signalled them.
+/// Concurrent owners: ρ token holders, or every GPU-using task when vGPUs
+/// let tasks share a GPU without a token; never more than the GPU-using
+/// tasks. Under every scheduler (the server is not in the owner's domain);
+/// vGPU members and unbounded holds as in [`section_stretch`]. Our
+/// derivation; the seeds do not treat the independent mode's latency.
+fn server_stretch(w: &Workload, server: Server, tasks: &[TaskReport]) -> Vec<Time> {
+    let per_interrupt = server_wait_per_interrupt(w, server);
+    // The k-FMLP stages a migration through system memory (two transfers).
+    let staged = w.policy.gpu_allocator == rtgpu_model::GpuAllocator::KFmlp;
+    tasks
+        .iter()
+        .enumerate()
+        .map(|(j, tr)| match tr.gpu.as_ref() {
+            Some(g) if g.vgpu_share.is_none() && g.unbounded_because.is_none() => {
+                // Every operation completes through the server (the
+                // runtime's completion threads), even beyond a declared η.
+                let n = w.tasks[j].gpu.as_ref().map_or(0, |g| {
+                    g.interrupts
+                        .max(g.operations_for(w.policy.chunk_size, staged))
+                });
+                (u128::from(n) * per_interrupt as u128).min(Time::MAX as u128) as Time
+            }
+            _ => 0,
+        })
+        .collect()
+}
+
+/// [`server_stretch`]'s charge per interrupt: the server's latency for
+/// the backlog of one Δbh per concurrent owner, less the Δbh a hold
+/// already counts.
+fn server_wait_per_interrupt(w: &Workload, server: Server) -> Time {
+    let users = w.tasks.iter().filter(|t| t.uses_gpu()).count() as u64;
+    let owners = if w.vgpus.is_empty() {
+        users.min(u64::from(w.policy.tokens_per_gpu))
+    } else {
+        users
+    };
+    let bh = w.overheads.bh;
+    let backlog = (owners as u128 * bh as u128).min(Time::MAX as u128) as Time;
+    server.latency(backlog).saturating_sub(bh)
 }
 
 fn analyze_gfp(cx: &Cx, global: bool, tasks: &mut [TaskReport], notes: &mut Vec<String>) -> String {

@@ -79,6 +79,12 @@ pub struct GpuTaskReport {
     /// wait for a CPU; added to its hold where it blocks others (our
     /// derivation, `rtgpu_analysis::workload` docs). `None`: not charged.
     pub hold_stretch: Option<Time>,
+    /// klmirqd's independent mode: how long this task's own bottom halves
+    /// may wait for their server per job (its hold stretch,
+    /// `rtgpu_analysis::server::Server::latency`); part of its own GPU
+    /// time, since no task of its domain runs them. `None`: dependent mode
+    /// or no server.
+    pub bottom_half_wait: Option<Time>,
     /// k-FMLP Theorems 1 and 2 and whether Eq. (3) was solved exactly.
     pub kfmlp_l_aware: Option<Time>,
     pub kfmlp_l_oblivious: Option<Time>,
@@ -100,7 +106,8 @@ impl GpuTaskReport {
             .saturating_add(match (&self.unbounded_because, self.engine_blocking) {
                 (Some(_), _) => Time::MAX,
                 (None, e) => e.unwrap_or(0),
-            });
+            })
+            .saturating_add(self.bottom_half_wait.unwrap_or(0));
         OverheadTask {
             cpu,
             gpu: Some(GpuUse {
@@ -241,6 +248,7 @@ pub fn analyze_gpus(
                 engine_blocking: None,
                 token_hold_time: None,
                 hold_stretch: (stretch_of(i) > 0).then_some(stretch_of(i)),
+                bottom_half_wait: None,
                 kfmlp_l_aware: None,
                 kfmlp_l_oblivious: None,
                 kfmlp_exact_solved: None,

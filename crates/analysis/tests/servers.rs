@@ -27,6 +27,7 @@ fn analyse(toml: &str, servers: &[Server]) -> Report {
         &w,
         &Extra {
             servers: servers.to_vec(),
+            bottom_halves: None,
         },
     )
     .0
@@ -171,4 +172,96 @@ fn split_pieces_inherit_release_jitter() {
     assert_eq!(task(&r, "b").verdict, TaskVerdict::MissesDeadline);
     assert_eq!(task(&r, "c").verdict, TaskVerdict::MissesDeadline);
     assert_eq!(r.verdict, Verdict::NotSchedulable);
+}
+
+/// klmirqd's independent mode (`Extra::bottom_halves`): every GPU hold is
+/// charged the bottom-half server's latency per interrupt, in the holder's
+/// own GPU time and where its hold blocks the other task.
+#[test]
+fn independent_bottom_halves_charge_the_server_latency() {
+    // Two tasks share one GPU (static queue, rho = 2 tokens), one 2 ms
+    // kernel and one interrupt each, bh = 30 us. Server Q = 100 us,
+    // T = 1 ms. Backlog: one bh per concurrent owner, min(2 tasks, rho 2)
+    // = 60 us; latency (⌈60/100⌉ + 1)·1 ms = 2 ms; per interrupt beyond
+    // the bh the hold counts: 2 ms − 30 us = 1.97 ms.
+    let toml = r#"
+name = "independent"
+[platform]
+cores = 2
+gpus = 1
+[overheads]
+base = "zero"
+bh = "30 us"
+[policy]
+cpu_scheduler = "G-FP"
+gpu_allocator = "static"
+interrupts = "klmirqd"
+[[task]]
+name = "a"
+wcet = "1 ms"
+period = "20 ms"
+gpu = { kernels = ["2 ms"], interrupts = 1 }
+[[task]]
+name = "b"
+wcet = "1 ms"
+period = "20 ms"
+gpu = { kernels = ["2 ms"], interrupts = 1 }
+"#;
+    let w = rtgpu_model::parse_workload(toml, "t.toml").expect("valid workload");
+    let s = Server::new(100_000, MS);
+    let dependent = analyze_with(
+        &w,
+        &Extra {
+            servers: vec![s],
+            bottom_halves: None,
+        },
+    )
+    .0;
+    let independent = analyze_with(
+        &w,
+        &Extra {
+            servers: vec![s],
+            bottom_halves: Some(s),
+        },
+    )
+    .0;
+    assert_eq!(independent.bottom_halves, Some(s));
+    assert_eq!(dependent.bottom_halves, None);
+    let wait = 2 * MS - 30_000;
+    for name in ["a", "b"] {
+        let d = task(&dependent, name).gpu.clone().expect("gpu");
+        let i = task(&independent, name).gpu.clone().expect("gpu");
+        // G-FP charges no dependent-mode stretch (the waiter argument).
+        assert_eq!(d.hold_stretch, None);
+        assert_eq!(i.hold_stretch, Some(wait));
+        assert_eq!(i.bottom_half_wait, Some(wait));
+        // The other task's hold, stretched, is what this one waits for.
+        let (db, ib) = (
+            d.token_blocking.expect("bounded"),
+            i.token_blocking.expect("bounded"),
+        );
+        assert_eq!(ib, db + wait, "{name}");
+        // Its own GPU time grows by its own wait, its response bound by
+        // at least both.
+        let (dr, ir) = (
+            task(&dependent, name).response_time.expect("bounded"),
+            task(&independent, name).response_time.expect("bounded"),
+        );
+        assert!(ir >= dr + 2 * wait, "{name}: {dr} -> {ir}");
+    }
+    assert!(independent.notes.iter().any(|n| n
+        .contains("klmirqd independent: every GPU's bottom halves run in a server")
+        && n.contains("1.97 ms")));
+    // Outside klmirqd the server is not a bottom-half server.
+    let slih = rtgpu_model::parse_workload(&toml.replace("\"klmirqd\"", "\"slih\""), "t.toml")
+        .expect("valid workload");
+    let r = analyze_with(
+        &slih,
+        &Extra {
+            servers: vec![s],
+            bottom_halves: Some(s),
+        },
+    )
+    .0;
+    assert_eq!(r.bottom_halves, None);
 }

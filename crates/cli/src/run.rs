@@ -93,9 +93,7 @@ pub fn run(o: &Options) -> ExitCode {
     };
     // Independent klmirqd: the servers it starts are charged in the bounds
     // shown beside the measurements (run() says so, or what is not).
-    let extra = rtgpu_analysis::workload::Extra {
-        servers: run::klmirqd_servers(&workload, &klmirqd),
-    };
+    let extra = run::klmirqd_extra(&workload, &klmirqd);
     let (report, plan) = rtgpu_analysis::workload::analyze_with(&workload, &extra);
     // No backend to open when there is no plan to run (run() says why).
     let runnable = plan.tasks.len() == workload.tasks.len();

@@ -140,7 +140,8 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
         }
         (report, plan) = analyze(&cpu_view);
         notes.push(
-            "the GPU-aware analysis could not place every task; the simulator uses the              placement and priorities of the workload's CPU view (GPU sections dropped)"
+            "the GPU-aware analysis could not place every task; the simulator uses the \
+             placement and priorities of the workload's CPU view (GPU sections dropped)"
                 .into(),
         );
     }
