@@ -330,7 +330,15 @@ pub fn analyze_with(w: &Workload, extra: &Extra) -> (Report, Plan) {
             // Independent mode: a holder's own bottom halves wait for their
             // server too, not for its domain's tasks (server_stretch).
             for (g, &s) in gpu.iter_mut().zip(&stretch) {
-                if let Some(g) = g.as_mut().filter(|_| s > 0) {
+                let Some(g) = g.as_mut() else { continue };
+                if g.vgpu_share.is_some() && g.unbounded_because.is_none() {
+                    g.unbounded_because = Some(
+                        "klmirqd independent mode: the vGPU bound (seed 001) has no term for \
+                         the bottom-half server's latency between a member's kernels, during \
+                         which the GPU may idle"
+                            .into(),
+                    );
+                } else if s > 0 {
                     g.bottom_half_wait = Some(s);
                 }
             }

@@ -265,3 +265,53 @@ gpu = { kernels = ["2 ms"], interrupts = 1 }
     .0;
     assert_eq!(r.bottom_halves, None);
 }
+
+/// vGPU members in klmirqd's independent mode: their bound has no term for
+/// the server's latency between kernels, so it is reported unbounded.
+#[test]
+fn independent_bottom_halves_leave_vgpu_members_unbounded() {
+    let toml = r#"
+name = "vgpu-independent"
+[platform]
+cores = 2
+gpus = 1
+[overheads]
+base = "zero"
+bh = "30 us"
+[policy]
+cpu_scheduler = "G-FP"
+gpu_allocator = "static"
+interrupts = "klmirqd"
+[[vgpu]]
+name = "v"
+budget = "4 ms"
+period = "4 ms"
+[[task]]
+name = "a"
+wcet = "1 ms"
+period = "50 ms"
+gpu = { kernels = ["2 ms"], vgpu = "v" }
+"#;
+    let w = rtgpu_model::parse_workload(toml, "t.toml").expect("valid workload");
+    let s = Server::new(100_000, MS);
+    let with = |bottom_halves| {
+        analyze_with(
+            &w,
+            &Extra {
+                servers: vec![s],
+                bottom_halves,
+            },
+        )
+        .0
+    };
+    let dependent = with(None);
+    assert!(task(&dependent, "a").response_time.is_some());
+    let independent = with(Some(s));
+    let g = task(&independent, "a").gpu.clone().expect("gpu");
+    assert!(g
+        .unbounded_because
+        .as_deref()
+        .is_some_and(|w| w.contains("klmirqd independent mode")));
+    assert_eq!(task(&independent, "a").response_time, None);
+    assert_eq!(independent.verdict, Verdict::NotSchedulable);
+}
