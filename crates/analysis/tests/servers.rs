@@ -174,6 +174,30 @@ fn split_pieces_inherit_release_jitter() {
     assert_eq!(r.verdict, Verdict::NotSchedulable);
 }
 
+/// One GPU on two cores, G-FP, zero overheads but a 30 us bottom half,
+/// klmirqd interrupts; `rest` adds the vGPUs and tasks.
+fn klmirqd_on_one_gpu(rest: &str) -> rtgpu_model::Workload {
+    let toml = format!(
+        "name = \"independent\"\n[platform]\ncores = 2\ngpus = 1\n[overheads]\n\
+         base = \"zero\"\nbh = \"30 us\"\n[policy]\ncpu_scheduler = \"G-FP\"\n\
+         gpu_allocator = \"static\"\ninterrupts = \"klmirqd\"\n{rest}"
+    );
+    rtgpu_model::parse_workload(&toml, "t.toml").expect("valid workload")
+}
+
+/// `w` analysed with one server `s`, charged as the bottom halves' server
+/// too when `bottom_halves`.
+fn with_server(w: &rtgpu_model::Workload, s: Server, bottom_halves: bool) -> Report {
+    analyze_with(
+        w,
+        &Extra {
+            servers: vec![s],
+            bottom_halves: bottom_halves.then_some(s),
+        },
+    )
+    .0
+}
+
 /// klmirqd's independent mode (`Extra::bottom_halves`): every GPU hold is
 /// charged the bottom-half server's latency per interrupt, in the holder's
 /// own GPU time and where its hold blocks the other task.
@@ -184,18 +208,7 @@ fn independent_bottom_halves_charge_the_server_latency() {
     // T = 1 ms. Backlog: one bh per concurrent owner, min(2 tasks, rho 2)
     // = 60 us; latency (⌈60/100⌉ + 1)·1 ms = 2 ms; per interrupt beyond
     // the bh the hold counts: 2 ms − 30 us = 1.97 ms.
-    let toml = r#"
-name = "independent"
-[platform]
-cores = 2
-gpus = 1
-[overheads]
-base = "zero"
-bh = "30 us"
-[policy]
-cpu_scheduler = "G-FP"
-gpu_allocator = "static"
-interrupts = "klmirqd"
+    let tasks = r#"
 [[task]]
 name = "a"
 wcet = "1 ms"
@@ -207,24 +220,10 @@ wcet = "1 ms"
 period = "20 ms"
 gpu = { kernels = ["2 ms"], interrupts = 1 }
 "#;
-    let w = rtgpu_model::parse_workload(toml, "t.toml").expect("valid workload");
+    let w = klmirqd_on_one_gpu(tasks);
     let s = Server::new(100_000, MS);
-    let dependent = analyze_with(
-        &w,
-        &Extra {
-            servers: vec![s],
-            bottom_halves: None,
-        },
-    )
-    .0;
-    let independent = analyze_with(
-        &w,
-        &Extra {
-            servers: vec![s],
-            bottom_halves: Some(s),
-        },
-    )
-    .0;
+    let dependent = with_server(&w, s, false);
+    let independent = with_server(&w, s, true);
     assert_eq!(independent.bottom_halves, Some(s));
     assert_eq!(dependent.bottom_halves, None);
     let wait = 2 * MS - 30_000;
@@ -253,35 +252,17 @@ gpu = { kernels = ["2 ms"], interrupts = 1 }
         .contains("klmirqd independent: every GPU's bottom halves run in a server")
         && n.contains("1.97 ms")));
     // Outside klmirqd the server is not a bottom-half server.
-    let slih = rtgpu_model::parse_workload(&toml.replace("\"klmirqd\"", "\"slih\""), "t.toml")
-        .expect("valid workload");
-    let r = analyze_with(
-        &slih,
-        &Extra {
-            servers: vec![s],
-            bottom_halves: Some(s),
-        },
-    )
-    .0;
-    assert_eq!(r.bottom_halves, None);
+    let mut slih = w.clone();
+    slih.policy.interrupts = rtgpu_model::InterruptHandling::Slih;
+    assert_eq!(with_server(&slih, s, true).bottom_halves, None);
 }
 
 /// vGPU members in klmirqd's independent mode: their bound has no term for
 /// the server's latency between kernels, so it is reported unbounded.
 #[test]
 fn independent_bottom_halves_leave_vgpu_members_unbounded() {
-    let toml = r#"
-name = "vgpu-independent"
-[platform]
-cores = 2
-gpus = 1
-[overheads]
-base = "zero"
-bh = "30 us"
-[policy]
-cpu_scheduler = "G-FP"
-gpu_allocator = "static"
-interrupts = "klmirqd"
+    let w = klmirqd_on_one_gpu(
+        r#"
 [[vgpu]]
 name = "v"
 budget = "4 ms"
@@ -291,22 +272,13 @@ name = "a"
 wcet = "1 ms"
 period = "50 ms"
 gpu = { kernels = ["2 ms"], vgpu = "v" }
-"#;
-    let w = rtgpu_model::parse_workload(toml, "t.toml").expect("valid workload");
+"#,
+    );
     let s = Server::new(100_000, MS);
-    let with = |bottom_halves| {
-        analyze_with(
-            &w,
-            &Extra {
-                servers: vec![s],
-                bottom_halves,
-            },
-        )
-        .0
-    };
-    let dependent = with(None);
-    assert!(task(&dependent, "a").response_time.is_some());
-    let independent = with(Some(s));
+    assert!(task(&with_server(&w, s, false), "a")
+        .response_time
+        .is_some());
+    let independent = with_server(&w, s, true);
     let g = task(&independent, "a").gpu.clone().expect("gpu");
     assert!(g
         .unbounded_because
