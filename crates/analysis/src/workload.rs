@@ -1387,15 +1387,13 @@ fn section_stretch(cx: &Cx, tasks: &[TaskReport]) -> Vec<Time> {
 /// interrupt of a holder its hold grows by the server's latency
 /// ([`Server::latency`]) less the Δbh the hold already counts, per
 /// operation where it has more than its declared η (each completes through
-/// the server in `rtgpu run`). The backlog
-/// ahead of a bottom half is at most one completion per concurrent owner of
-/// the GPU, each Δbh: an owner waits for each operation's completion before
-/// its next one (its lock is passed on at completion, or at submission with
-/// the device-side hand-off, but its next operation depends on this one),
-/// and the server takes completions in the order the device signalled them.
-/// Concurrent owners: ρ token holders, or every GPU-using task when vGPUs
-/// let tasks share a GPU without a token; never more than the GPU-using
-/// tasks. Under every scheduler (the server is not in the owner's domain);
+/// the server in `rtgpu run`). The backlog ahead of a bottom half
+/// ([`bottom_half_backlog`]) is at most one completion per concurrent owner
+/// of the GPU: an owner waits for each operation's completion before its
+/// next one (its lock is passed on at completion, or at submission with the
+/// device-side hand-off, but its next operation depends on this one), and
+/// the server takes completions in the order the device signalled them.
+/// Under every scheduler (the server is not in the owner's domain);
 /// vGPU members and unbounded holds as in [`section_stretch`]. Our
 /// derivation; the seeds do not treat the independent mode's latency.
 fn server_stretch(w: &Workload, server: Server, tasks: &[TaskReport]) -> Vec<Time> {
@@ -1421,18 +1419,28 @@ fn server_stretch(w: &Workload, server: Server, tasks: &[TaskReport]) -> Vec<Tim
 }
 
 /// [`server_stretch`]'s charge per interrupt: the server's latency for
-/// the backlog of one Δbh per concurrent owner, less the Δbh a hold
-/// already counts.
+/// [`bottom_half_backlog`], less the Δbh a hold already counts.
 fn server_wait_per_interrupt(w: &Workload, server: Server) -> Time {
+    server
+        .latency(bottom_half_backlog(w))
+        .saturating_sub(w.overheads.bh)
+}
+
+/// The most bottom-half work pending at once in a GPU's klmirqd server
+/// (independent mode): one Δbh per concurrent owner of the GPU, ρ token
+/// holders (every GPU-using task when vGPUs let tasks share a GPU without
+/// a token), never more than the GPU-using tasks; each owner waits for an
+/// operation's completion before its next operation. A server whose
+/// runtime covers it serves any backlog within two periods
+/// ([`Server::latency`]).
+pub fn bottom_half_backlog(w: &Workload) -> Time {
     let users = w.tasks.iter().filter(|t| t.uses_gpu()).count() as u64;
     let owners = if w.vgpus.is_empty() {
         users.min(u64::from(w.policy.tokens_per_gpu))
     } else {
         users
     };
-    let bh = w.overheads.bh;
-    let backlog = (owners as u128 * bh as u128).min(Time::MAX as u128) as Time;
-    server.latency(backlog).saturating_sub(bh)
+    (owners as u128 * w.overheads.bh as u128).min(Time::MAX as u128) as Time
 }
 
 fn analyze_gfp(cx: &Cx, global: bool, tasks: &mut [TaskReport], notes: &mut Vec<String>) -> String {

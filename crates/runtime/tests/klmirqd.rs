@@ -459,12 +459,20 @@ fn the_server_of_a_workload_covers_its_bottom_halves() {
     // operations (copy in, kernel, copy out; eta 3 too); b: ceil(10/25) = 1
     // job x 2 kernels. 5 bottom halves of 29.9 us (Table III) = 149.5 us
     // per 10 ms; the server's period is 1 ms (P/10), its runtime twice the
-    // demand scaled to it: 2 x 149.5 / 10 = 29.9 us.
+    // demand scaled to it, 2 x 149.5 / 10 = 29.9 us, but at least the
+    // backlog of one bottom half per concurrent owner: min(2 GPU tasks,
+    // rho = 2) x 29.9 = 59.8 us (so the analysis charges each completion
+    // two server periods, not three).
     let eta_a = w.tasks[0].gpu.as_ref().map(|g| g.interrupts);
     let eta_b = w.tasks[1].gpu.as_ref().map(|g| g.interrupts);
     assert_eq!((eta_a, eta_b), (Some(3), Some(2)));
     assert_eq!(s.period, MS);
-    assert_eq!(s.runtime, 29_900);
+    assert_eq!(s.runtime, 59_800);
+    let server = rtgpu_analysis::server::Server::new(s.runtime, s.period);
+    assert_eq!(
+        server.latency(rtgpu_analysis::workload::bottom_half_backlog(&w)),
+        2 * MS
+    );
     // Chunked copies are separate completions: with 256 KiB chunks, a's
     // 1 MiB in and out are 4 + 4 operations (eta stays 3).
     let chunked = rtgpu_model::parse_workload(

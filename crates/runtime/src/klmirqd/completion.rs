@@ -71,8 +71,13 @@ impl ServerConfig {
     /// completion that finds the budget spent waits for the next period:
     /// a server period as long as the tasks' own adds up to a whole period
     /// to their response times (measured: docs/seeds/000-klmirqd.md). Its
-    /// runtime is the demand scaled to that period, doubled for bursts,
-    /// kept within 10 us .. half the period. `None` when no task uses a GPU.
+    /// runtime is the demand scaled to that period, doubled for bursts, and
+    /// at least the largest backlog of bottom halves pending at once
+    /// ([`rtgpu_analysis::workload::bottom_half_backlog`]: one Δbh per
+    /// concurrent owner of the GPU), so that the analysis charges each
+    /// completion at most two server periods
+    /// ([`rtgpu_analysis::server::Server::latency`]); kept within
+    /// 10 us .. half the period. `None` when no task uses a GPU.
     pub fn for_workload(w: &rtgpu_model::Workload) -> Option<ServerConfig> {
         let chunk = w.policy.chunk_size;
         let gpu_tasks: Vec<(Nanos, Nanos)> = w
@@ -90,7 +95,8 @@ impl ServerConfig {
             .map(|&(t, n)| p.div_ceil(t) * n * w.overheads.bh)
             .sum();
         let period = (p / 10).max(1_000_000).min(p);
-        let runtime = (2 * u128::from(demand) * u128::from(period) / u128::from(p)) as Nanos;
+        let runtime = ((2 * u128::from(demand) * u128::from(period) / u128::from(p)) as Nanos)
+            .max(rtgpu_analysis::workload::bottom_half_backlog(w));
         Some(ServerConfig {
             runtime: runtime.clamp(10_000, (period / 2).max(10_000)),
             period,
