@@ -230,17 +230,23 @@ pub struct Engine {
     dom_run: Vec<Vec<(u128, Time)>>,
     /// Scratch list of the jobs whose copies a bus event completed.
     bus_done: Vec<u32>,
-    /// Per GPU group: bumped on every change an effective priority in the
-    /// group can depend on (see [`Engine::touch`]).
-    prio_epoch: Vec<u64>,
-    /// Per job: `(prio_epoch, owner_key)` of its last computed effective
-    /// priority. An interrupt's owner key is asked for at the interrupt, at
-    /// its bottom half's start and on every lock or queue change; most of
+    /// Per job: its effective priority as last computed, `None` once
+    /// something it depends on may have changed ([`Engine::invalidate`]).
+    /// An interrupt's owner key is asked for at the interrupt, at its
+    /// bottom half's start and on every lock or queue change; most of
     /// these asks find nothing changed since the last.
-    key_cache: Vec<(u64, u64)>,
-    /// Sum of `prio_epoch` at the last `refresh_irq_keys` pass.
-    refreshed_at: u64,
+    key_cache: Vec<Option<u64>>,
+    /// Per GPU: the most urgent effective priority among its token holders
+    /// (`gpu_owner_priority`) as last computed, `None` when stale.
+    holder_key: Vec<Option<Option<u64>>>,
+    /// Bit g set when GPU g's interrupt thread key may have moved since its
+    /// last re-keying: the GPUs `refresh_irq_keys` visits.
+    irq_dirty: Vec<u64>,
 }
+
+/// Recursion depth of effective priorities (that of
+/// `rtgpu_policy::inherit::effective_priority`).
+const INHERIT_DEPTH: u8 = 4;
 
 /// `class(2) | kind(3) | a(27) | b(32)`, class first so that an instant's
 /// segment ends (0) come before device completions (1) and releases (2).
@@ -583,9 +589,9 @@ impl Engine {
             idle,
             dom_pos,
             bus_done: Vec::new(),
-            prio_epoch: vec![0; s.groups.len()],
-            key_cache: vec![(u64::MAX, 0); n],
-            refreshed_at: u64::MAX,
+            key_cache: vec![None; n],
+            holder_key: vec![None; g],
+            irq_dirty: vec![0; g.div_ceil(64)],
             s,
         }
     }
@@ -751,7 +757,7 @@ impl Engine {
         th.key = if edf { deadline } else { key0 };
         // A job that starts is in no token or lock queue: only its own
         // effective priority changes.
-        self.key_cache[iu].0 = u64::MAX;
+        self.invalidate(iu, 0);
         self.make_ready(i);
     }
 
@@ -783,7 +789,7 @@ impl Engine {
                     th.key = p.key;
                 }
                 th.piece_left = if last { Time::MAX } else { p.budget };
-                self.touch(iu);
+                self.invalidate(iu, INHERIT_DEPTH);
                 if release > self.now {
                     self.threads[iu].state = TState::Suspended;
                     self.push(release, Ev::PieceStart(i));
@@ -1093,13 +1099,16 @@ impl Engine {
                 let g = self.s.groups[group].gpus[gpu];
                 // First, before anything the job does next can re-key.
                 if self.handling == Handling::Klmirqd {
+                    self.holder_key[g] = None;
                     self.rekey_irq(g);
                 }
                 self.on_token(i, g, Some(token));
             }
-            Decision::Queued { .. } => {
+            Decision::Queued { token, .. } => {
                 // A new waiter: its token holder may inherit its priority.
-                self.touch(iu);
+                if let Some(h) = self.allocators[group].holder(token) {
+                    self.invalidate(h as usize, INHERIT_DEPTH);
+                }
                 self.jobs[iu].blocked_since = Some(now);
                 self.refresh_irq_keys();
             }
@@ -1156,7 +1165,7 @@ impl Engine {
                 }
                 None => 0,
             };
-            self.key_cache[iu].0 = u64::MAX;
+            self.invalidate(iu, INHERIT_DEPTH);
             self.advance(i);
             return;
         }
@@ -1284,7 +1293,7 @@ impl Engine {
             (l, n),
         );
         // Its token (or none) is part of its effective priority.
-        self.key_cache[iu].0 = u64::MAX;
+        self.invalidate(iu, INHERIT_DEPTH);
         self.advance(i);
     }
 
@@ -1300,9 +1309,14 @@ impl Engine {
         let prio = self.prio_of(i as usize);
         let (r, ok) = self.locks.request(i as JobId, prio, locks);
         if !ok {
-            // A new waiter (a request satisfied at once found its locks'
-            // queues empty: it has no waiters, and waits on nothing).
-            self.touch(i as usize);
+            // A new waiter: the holders of its locks may inherit its
+            // priority (a request satisfied at once found its locks' queues
+            // empty: it has no waiters, and waits on nothing).
+            for &l in locks {
+                if let Some(h) = self.locks.holder(l) {
+                    self.invalidate(h as usize, INHERIT_DEPTH);
+                }
+            }
         }
         if self.req_owner.len() <= r {
             self.req_owner.resize(r + 1, 0);
@@ -1567,41 +1581,39 @@ impl Engine {
     #[inline(always)]
     fn owner_key(&mut self, i: u32) -> u64 {
         let (key, fresh) = self.peek_owner_key(i);
-        if let Some(epoch) = fresh {
-            self.key_cache[i as usize] = (epoch, key);
+        if fresh {
+            self.key_cache[i as usize] = Some(key);
         }
         key
     }
 
     /// [`Self::owner_key`] without storing into the cache: the key, and
-    /// the epoch to cache it under when it was computed here.
+    /// whether it was computed here (the cache was stale).
     #[inline(always)]
-    fn peek_owner_key(&self, i: u32) -> (u64, Option<u64>) {
+    fn peek_owner_key(&self, i: u32) -> (u64, bool) {
         let iu = i as usize;
-        let Some(group) = self.s.tasks[iu].gpu.as_ref().map(|gt| gt.group) else {
-            return (self.threads[iu].key, None);
-        };
-        let epoch = self.prio_epoch[group];
-        let (at, cached) = self.key_cache[iu];
-        if at == epoch && !cfg!(debug_assertions) {
-            return (cached, None);
+        let cached = self.key_cache[iu];
+        if let Some(k) = cached {
+            if !cfg!(debug_assertions) {
+                return (k, false);
+            }
         }
-        let key = self.effective_key(i, &self.allocators[group], 4);
+        let Some(group) = self.s.tasks[iu].gpu.as_ref().map(|gt| gt.group) else {
+            return (self.threads[iu].key, false);
+        };
+        let key = self.effective_key(i, &self.allocators[group], INHERIT_DEPTH);
         debug_assert_eq!(
             key,
-            match self.s.tasks[iu].gpu.as_ref() {
-                Some(gt) => effective_priority(
-                    i as JobId,
-                    &|j: JobId| self.threads[j as usize].key,
-                    &self.allocators[gt.group],
-                    &self.locks,
-                ),
-                None => self.threads[iu].key,
-            },
+            effective_priority(
+                i as JobId,
+                &|j: JobId| self.threads[j as usize].key,
+                &self.allocators[group],
+                &self.locks,
+            ),
             "effective_key agrees with the policy core"
         );
-        debug_assert!(at != epoch || cached == key, "stale key cache");
-        (key, Some(epoch))
+        debug_assert!(cached.is_none_or(|k| k == key), "stale key cache");
+        (key, true)
     }
 
     /// klmirqd: GPU `g`'s interrupt thread runs at the most urgent effective
@@ -1615,20 +1627,64 @@ impl Engine {
     /// owner through the other's bottom half (the analysis assumes this).
     fn gpu_irq_key(&mut self, g: usize, owner: u32) -> u64 {
         let own = self.owner_key(owner);
-        let (group, local) = (self.s.gpus[g].group, self.s.gpus[g].local);
-        gpu_owner_priority(&self.allocators[group], local, |h| self.peek_owner_key(h).0)
-            .map_or(own, |p| p.min(own))
+        let cached = self.holder_key[g];
+        let holders = match cached {
+            Some(h) if !cfg!(debug_assertions) => h,
+            _ => {
+                let (group, local) = (self.s.gpus[g].group, self.s.gpus[g].local);
+                let h = gpu_owner_priority(&self.allocators[group], local, |h| {
+                    self.peek_owner_key(h).0
+                });
+                debug_assert!(cached.is_none_or(|c| c == h), "stale holder key");
+                self.holder_key[g] = Some(h);
+                h
+            }
+        };
+        holders.map_or(own, |p| p.min(own))
     }
 
-    /// Task `i` changed something an effective priority can depend on: its
-    /// key, its token, its engine-lock requests, or a token queue or engine
-    /// lock of its GPU group. Effective priorities of one group depend on
-    /// that group only (its allocator, the locks of its GPUs, which only
-    /// its tasks request, and those tasks' keys), so only its epoch moves.
-    #[inline]
-    fn touch(&mut self, i: usize) {
-        if let Some(gt) = &self.s.tasks[i].gpu {
-            self.prio_epoch[gt.group] += 1;
+    /// Job `i`'s effective priority may have moved (its key, its token, its
+    /// engine-lock requests, its token queue or the locks it holds
+    /// changed): drops its cached key and, when it is in a GPU section, its
+    /// GPU's holder key, and marks that GPU's interrupt thread for
+    /// re-keying; then the same, `depth` levels up, for the holders of the
+    /// locks it waits on, which inherit its effective priority
+    /// ([`Self::effective_key`]: a job's priority reaches
+    /// [`INHERIT_DEPTH`] holders up the chain). Only those can move: a
+    /// job's effective priority depends on its own state, the base
+    /// priorities in its token queue and the effective priorities of the
+    /// waiters of the locks it holds. Debug builds recompute every key
+    /// asked for and check any cached one.
+    fn invalidate(&mut self, i: usize, depth: u8) {
+        self.key_cache[i] = None;
+        let j = &self.jobs[i];
+        if j.phase == Phase::Gpu {
+            let g = j.section_gpu;
+            self.holder_key[g] = None;
+            self.irq_dirty[g / 64] |= 1 << (g % 64);
+        }
+        if depth == 0 {
+            return;
+        }
+        let waits = [
+            (j.reqs[0].is_some() && !j.held[0], j.req_locks[0]),
+            (j.reqs[1].is_some() && !j.held[1], j.req_locks[1]),
+            (j.gpu_lock.is_some() && !j.held[2], [j.gpu_lock_id; 2]),
+        ];
+        for (waiting, locks) in waits {
+            if !waiting {
+                continue;
+            }
+            for (n, &l) in locks.iter().enumerate() {
+                if n == 1 && l == locks[0] {
+                    continue;
+                }
+                if let Some(h) = self.locks.holder(l) {
+                    if h as usize != i {
+                        self.invalidate(h as usize, depth - 1);
+                    }
+                }
+            }
         }
     }
 
@@ -1773,21 +1829,29 @@ impl Engine {
         if self.handling != Handling::Klmirqd {
             return;
         }
-        // Nothing that can move an effective priority changed since the
-        // last pass (epochs only grow): the keys it set, and those set by
-        // `irq_next` since, are current. Debug builds check it.
-        let total = self.prio_epoch.iter().sum::<u64>();
-        let unchanged = total == self.refreshed_at;
-        if unchanged && !cfg!(debug_assertions) {
+        // Only the GPUs marked by `invalidate` since their last pass: on
+        // the others nothing that can move the key changed, so the keys
+        // set then, and those set by `irq_next` since, are current. In
+        // GPU order, as a pass over all would re-key them. Debug builds
+        // visit every GPU and check it.
+        if cfg!(debug_assertions) {
+            for g in 0..self.irq_current.len() {
+                let dirty = self.irq_dirty[g / 64] & (1 << (g % 64)) != 0;
+                let moved = self.rekey_irq(g);
+                debug_assert!(
+                    dirty || !moved,
+                    "an interrupt thread's key moved without a change"
+                );
+            }
+            self.irq_dirty.iter_mut().for_each(|w| *w = 0);
             return;
         }
-        self.refreshed_at = total;
-        for g in 0..self.irq_current.len() {
-            let moved = self.rekey_irq(g);
-            debug_assert!(
-                !(unchanged && moved),
-                "an interrupt thread's key moved without a change"
-            );
+        for w in 0..self.irq_dirty.len() {
+            while self.irq_dirty[w] != 0 {
+                let bit = self.irq_dirty[w].trailing_zeros() as usize;
+                self.irq_dirty[w] &= !(1 << bit);
+                self.rekey_irq(w * 64 + bit);
+            }
         }
     }
 
@@ -1969,9 +2033,22 @@ impl Engine {
         grants: &mut Vec<LockGrant>,
     ) {
         let waited = locks.iter().any(|&l| self.locks.queue_len(l) > 1);
-        self.locks.release(r, grants);
         if waited {
-            self.touch(iu);
+            // The holders before (this job, or others when it only waited)
+            // and after (the grants) lose or gain what they inherit.
+            for l in locks {
+                if let Some(h) = self.locks.holder(l) {
+                    self.invalidate(h as usize, INHERIT_DEPTH);
+                }
+            }
+            let before = grants.len();
+            self.locks.release(r, grants);
+            self.invalidate(iu, INHERIT_DEPTH);
+            for k in before..grants.len() {
+                self.invalidate(grants[k].job as usize, INHERIT_DEPTH);
+            }
+        } else {
+            self.locks.release(r, grants);
         }
     }
 
@@ -2012,11 +2089,17 @@ impl Engine {
             let alloc = &mut self.allocators[group];
             alloc.predictor_mut().observe(iu, distance, cost);
             let grant = alloc.release(i as JobId, now);
-            if grant.is_some() {
-                // A waiter became a holder (without a grant, no one waited).
-                self.touch(iu);
+            // It holds no token now; a waiter that became the holder is
+            // re-keyed by `on_token`; a stolen one left another token's
+            // queue, whose holder inherited from it.
+            self.invalidate(iu, INHERIT_DEPTH);
+            if grant.is_some_and(|g| g.stolen) {
+                for t in 0..self.allocators[group].tokens() {
+                    if let Some(h) = self.allocators[group].holder(t) {
+                        self.invalidate(h as usize, INHERIT_DEPTH);
+                    }
+                }
             }
-            self.key_cache[iu].0 = u64::MAX;
             if let Some(grant) = grant {
                 let gg = self.s.groups[group].gpus[grant.gpu];
                 self.on_token(grant.job, gg, Some(grant.token));
