@@ -537,13 +537,18 @@ impl Engine {
         Engine {
             cfg: cfg.clone(),
             now: 0,
-            // Slot groups: cores and buses (slot in field a of the event
-            // code), tasks and GPUs (field b); see `encode` and `push`.
+            // Slot groups, in the order of their events' codes: cores and
+            // buses (slot in field a of the event code), GPUs, interrupt
+            // items and tasks (field b); see `encode` and `push`. An item
+            // lives from an operation's completion to its interrupt's end,
+            // and a job has one operation at a time: at most one item per
+            // task (more would take the heap).
             events: EventQueue::new([
                 (ncores, 32, (1 << 27) - 1),
                 (s.links * 2, 32, (1 << 27) - 1),
-                (n, 0, u32::MAX as u64),
                 (g, 0, u32::MAX as u64),
+                (n, 0, u32::MAX as u64),
+                (n, 0, u32::MAX as u64),
             ]),
             rng: Rng::new(cfg.seed),
             threads,
@@ -604,12 +609,14 @@ impl Engine {
     // encoding and the slot choice fold to constants there.
     #[inline(always)]
     fn push(&mut self, t: Time, ev: Ev) {
-        // Slot groups: cores, buses, tasks, GPUs (see `new`).
+        // Slot groups: cores, buses, GPUs, interrupt items, tasks (see
+        // `new`).
         let slot = match ev {
             Ev::Segment(c, _) => Slot::Replace(0, c as usize),
             Ev::Bus(b, _) => Slot::Replace(1, b as usize),
-            Ev::Release(i) => Slot::IfFree(2, i as usize),
-            Ev::KernelDone(g) => Slot::IfFree(3, g as usize),
+            Ev::KernelDone(g) => Slot::IfFree(2, g as usize),
+            Ev::TopHalfDone(k) => Slot::IfFree(3, k as usize),
+            Ev::Release(i) => Slot::IfFree(4, i as usize),
             _ => Slot::Heap,
         };
         self.events.push(t, encode(ev), slot);
