@@ -251,6 +251,7 @@ impl EngineLocks {
         (0..self.queues.len()).filter(move |&l| self.holder(l) == Some(job))
     }
 
+    #[inline]
     pub fn queue_len(&self, lock: LockId) -> usize {
         self.queues.get(lock).map_or(0, |q| q.len())
     }

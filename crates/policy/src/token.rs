@@ -321,6 +321,7 @@ impl TokenAllocator {
     }
 
     /// The tokens of GPU `gpu` (a GPU's ρ tokens are consecutive).
+    #[inline]
     pub fn tokens_of(&self, gpu: usize) -> std::ops::Range<usize> {
         let rho = self.cfg.tokens_per_gpu;
         (gpu * rho).min(self.queues.len())..((gpu + 1) * rho).min(self.queues.len())
@@ -333,11 +334,13 @@ impl TokenAllocator {
             .position(|q| q.holder.is_some_and(|e| e.job == job))
     }
 
+    #[inline]
     pub fn holder(&self, token: usize) -> Option<JobId> {
         self.queues.get(token)?.holder.map(|e| e.job)
     }
 
     /// Requests in token `token`'s queue, holder included.
+    #[inline]
     pub fn queue_len(&self, token: usize) -> usize {
         self.queues
             .get(token)

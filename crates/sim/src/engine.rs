@@ -1172,7 +1172,7 @@ impl Engine {
                 }
                 None => 0,
             };
-            self.invalidate(iu, INHERIT_DEPTH);
+            self.fresh_section_key(iu);
             self.advance(i);
             return;
         }
@@ -1300,7 +1300,7 @@ impl Engine {
             (l, n),
         );
         // Its token (or none) is part of its effective priority.
-        self.invalidate(iu, INHERIT_DEPTH);
+        self.fresh_section_key(iu);
         self.advance(i);
     }
 
@@ -1638,10 +1638,22 @@ impl Engine {
         let holders = match cached {
             Some(h) if !cfg!(debug_assertions) => h,
             _ => {
+                // `gpu_owner_priority`, caching the holders' keys on the way.
                 let (group, local) = (self.s.gpus[g].group, self.s.gpus[g].local);
-                let h = gpu_owner_priority(&self.allocators[group], local, |h| {
-                    self.peek_owner_key(h).0
-                });
+                let mut h: Option<u64> = None;
+                for t in self.allocators[group].tokens_of(local) {
+                    if let Some(j) = self.allocators[group].holder(t) {
+                        let k = self.owner_key(j);
+                        h = Some(h.map_or(k, |h| h.min(k)));
+                    }
+                }
+                debug_assert_eq!(
+                    h,
+                    gpu_owner_priority(&self.allocators[group], local, |h| {
+                        self.peek_owner_key(h).0
+                    }),
+                    "holder key as the policy core's"
+                );
                 debug_assert!(cached.is_none_or(|c| c == h), "stale holder key");
                 self.holder_key[g] = Some(h);
                 h
@@ -1692,6 +1704,21 @@ impl Engine {
                     }
                 }
             }
+        }
+    }
+
+    /// Job `i` got its token (or its vGPU's GPU) for a new section: its
+    /// effective priority may have moved. It holds no engine lock yet
+    /// (every lock of its last section was released), so it inherits only
+    /// through its token queue, from nobody when no one waits there: then
+    /// its effective priority is its own, cached at once.
+    fn fresh_section_key(&mut self, i: usize) {
+        self.invalidate(i, INHERIT_DEPTH);
+        let j = &self.jobs[i];
+        debug_assert!(!j.held.contains(&true), "no lock held at a section's start");
+        let group = self.s.tasks[i].gpu.as_ref().map_or(0, |gt| gt.group);
+        if !j.has_token || self.allocators[group].queue_len(j.token) <= 1 {
+            self.key_cache[i] = Some(self.threads[i].key);
         }
     }
 
