@@ -148,6 +148,27 @@ impl EngineLocks {
         let Some(s) = self.slots.get(req).copied().filter(|s| s.live) else {
             return;
         };
+        if s.locks().iter().all(|&l| self.queues[l].front() == Some(&req)) {
+            // The common case, a satisfied request leaving: it heads every
+            // queue it is in, so no other head was satisfied before (the
+            // general path below, with nothing in `before`).
+            for &l in s.locks() {
+                self.queues[l].pop_front();
+            }
+            self.slots[req].live = false;
+            self.free.push(req);
+            for &l in s.locks() {
+                if let Some(&head) = self.queues[l].front() {
+                    if self.satisfied(head) && !granted.iter().any(|g| g.req == head) {
+                        granted.push(LockGrant {
+                            req: head,
+                            job: self.slots[head].job,
+                        });
+                    }
+                }
+            }
+            return;
+        }
         // Heads already satisfied before this release are not new grants.
         let before: [Option<ReqId>; 2] = [0, 1].map(|i| {
             s.locks()

@@ -205,13 +205,19 @@ impl TokenAllocator {
     /// Which token queue `r` joins (R1 / seed 004 Fig. 4).
     pub fn choose(&self, r: &Request, now: Time) -> usize {
         let mut best = (u64::MAX, true, usize::MAX);
+        // The request's own cost on a GPU, computed once for the GPU's
+        // tokens (consecutive queues).
+        let mut cost_for = (usize::MAX, 0);
         for (k, q) in self.queues.iter().enumerate() {
             if self.cfg.rule == QueueRule::Static && q.gpu != r.static_gpu {
                 continue;
             }
             let mut key = self.wait(q, now);
             if self.cfg.rule == QueueRule::EarliestCompletion {
-                key = key.saturating_add(self.cost_on(r.task, r.hold, r.last_gpu, q.gpu));
+                if cost_for.0 != q.gpu {
+                    cost_for = (q.gpu, self.cost_on(r.task, r.hold, r.last_gpu, q.gpu));
+                }
+                key = key.saturating_add(cost_for.1);
             }
             // Ties: stay on the previous GPU, then the lowest index.
             let away = r.last_gpu != Some(q.gpu);

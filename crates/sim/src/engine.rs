@@ -1674,6 +1674,7 @@ impl Engine {
     /// priorities in its token queue and the effective priorities of the
     /// waiters of the locks it holds. Debug builds recompute every key
     /// asked for and check any cached one.
+    #[inline]
     fn invalidate(&mut self, i: usize, depth: u8) {
         self.key_cache[i] = None;
         let j = &self.jobs[i];
@@ -1682,9 +1683,19 @@ impl Engine {
             self.holder_key[g] = None;
             self.irq_dirty[g / 64] |= 1 << (g % 64);
         }
-        if depth == 0 {
-            return;
+        let waiting = (j.reqs[0].is_some() && !j.held[0])
+            || (j.reqs[1].is_some() && !j.held[1])
+            || (j.gpu_lock.is_some() && !j.held[2]);
+        if depth > 0 && waiting {
+            self.invalidate_up(i, depth);
         }
+    }
+
+    /// [`Self::invalidate`]'s pass up the chain: the holders of the locks
+    /// job `i` waits on.
+    #[inline(never)]
+    fn invalidate_up(&mut self, i: usize, depth: u8) {
+        let j = &self.jobs[i];
         let waits = [
             (j.reqs[0].is_some() && !j.held[0], j.req_locks[0]),
             (j.reqs[1].is_some() && !j.held[1], j.req_locks[1]),
