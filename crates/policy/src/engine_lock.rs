@@ -148,7 +148,10 @@ impl EngineLocks {
         let Some(s) = self.slots.get(req).copied().filter(|s| s.live) else {
             return;
         };
-        if s.locks().iter().all(|&l| self.queues[l].front() == Some(&req)) {
+        if s.locks()
+            .iter()
+            .all(|&l| self.queues[l].front() == Some(&req))
+        {
             // The common case, a satisfied request leaving: it heads every
             // queue it is in, so no other head was satisfied before (the
             // general path below, with nothing in `before`).

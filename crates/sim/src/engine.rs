@@ -160,6 +160,14 @@ struct Core {
     running: Option<u32>,
     stamp: u32,
     frozen_until: Time,
+    /// Its scheduling domain.
+    domain: u32,
+    /// Its entry in `dom_run` and `dom_cores`.
+    run: u32,
+    /// Its word in `idle`.
+    idle_word: u32,
+    /// Its bit in that word.
+    idle_bit: u64,
 }
 
 struct IrqItem {
@@ -220,14 +228,18 @@ pub struct Engine {
     vgpu_busy: Vec<Vec<Time>>,
     active_jobs: usize,
     ntasks: u32,
-    /// Per domain: bit k set when the domain's k-th core is idle.
-    idle: Vec<Vec<u64>>,
-    /// Position of each core in its domain.
-    dom_pos: Vec<usize>,
-    /// Per domain, per core in domain order: `(key << 64 | thread + 1, end
-    /// of its segment)` of the running thread (key copied at dispatch: it
-    /// does not change while the thread runs), `(0, 0)` when idle.
-    dom_run: Vec<Vec<(u128, Time)>>,
+    /// Per domain, its words `idle_at[d]..idle_at[d + 1]`: bit k set when
+    /// the domain's k-th core is idle.
+    idle: Vec<u64>,
+    idle_at: Vec<usize>,
+    /// Per domain, its entries `run_at[d]..run_at[d + 1]`, one per core in
+    /// domain order: `(key << 64 | thread + 1, end of its segment)` of the
+    /// running thread (key copied at dispatch: it does not change while
+    /// the thread runs), `(0, 0)` when idle.
+    dom_run: Vec<(u128, Time)>,
+    run_at: Vec<usize>,
+    /// The cores of `dom_run`'s entries.
+    dom_cores: Vec<usize>,
     /// Scratch list of the jobs whose copies a bus event completed.
     bus_done: Vec<u32>,
     /// Per job: its effective priority as last computed, `None` once
@@ -520,19 +532,26 @@ impl Engine {
             .collect();
         let ndomains = s.domains.len();
         let ncores = s.cores;
-        let mut dom_pos = vec![0; ncores];
-        let idle = s
-            .domains
-            .iter()
-            .map(|cores| {
-                let mut bits = vec![0u64; cores.len().div_ceil(64)];
-                for (k, &c) in cores.iter().enumerate() {
-                    dom_pos[c] = k;
-                    bits[k / 64] |= 1 << (k % 64);
-                }
-                bits
-            })
-            .collect();
+        // Flat per-domain tables: the cores of each domain in its order,
+        // and its idle bits; where each core's entries are.
+        let (mut idle, mut idle_at, mut run_at, mut dom_cores) = (vec![], vec![0], vec![0], vec![]);
+        let mut places = vec![(0, 0, 0, 0); ncores];
+        for (d, cores) in s.domains.iter().enumerate() {
+            let base = idle.len();
+            idle.resize(base + cores.len().div_ceil(64), 0);
+            for (k, &c) in cores.iter().enumerate() {
+                idle[base + k / 64] |= 1 << (k % 64);
+                places[c] = (
+                    d as u32,
+                    dom_cores.len() as u32,
+                    (base + k / 64) as u32,
+                    1 << (k % 64),
+                );
+                dom_cores.push(c);
+            }
+            idle_at.push(idle.len());
+            run_at.push(dom_cores.len());
+        }
         let nv = s.vgpus.len();
         Engine {
             cfg: cfg.clone(),
@@ -554,11 +573,16 @@ impl Engine {
             threads,
             jobs,
             ready: (0..ndomains).map(|_| MinTree::new(n + g)).collect(),
-            cores: (0..ncores)
-                .map(|_| Core {
+            cores: places
+                .iter()
+                .map(|&(domain, run, idle_word, idle_bit)| Core {
                     running: None,
                     stamp: 0,
                     frozen_until: 0,
+                    domain,
+                    run,
+                    idle_word,
+                    idle_bit,
                 })
                 .collect(),
             allocators,
@@ -590,9 +614,11 @@ impl Engine {
             vgpu_busy: vec![vec![0; nb]; nv],
             active_jobs: 0,
             ntasks: n as u32,
-            dom_run: s.domains.iter().map(|c| vec![(0, 0); c.len()]).collect(),
+            dom_run: vec![(0, 0); dom_cores.len()],
             idle,
-            dom_pos,
+            idle_at,
+            run_at,
+            dom_cores,
             bus_done: Vec::new(),
             key_cache: vec![None; n],
             holder_key: vec![None; g],
@@ -843,7 +869,8 @@ impl Engine {
         let now = self.now;
         let mut worst = 0u128;
         let mut at = 0;
-        for (k, &(v, end)) in self.dom_run[d].iter().enumerate() {
+        let base = self.run_at[d];
+        for (k, &(v, end)) in self.dom_run[base..self.run_at[d + 1]].iter().enumerate() {
             let v = if end > now { v } else { 0 };
             if v > worst {
                 worst = v;
@@ -854,15 +881,19 @@ impl Engine {
             return None;
         }
         let (wk, wt) = queue::split(worst);
-        Some((wk, (wt - 1) as u32, self.s.domains[d][at]))
+        Some((wk, (wt - 1) as u32, self.dom_cores[base + at]))
     }
 
     /// The first idle core of domain `d` in the domain's order.
     #[inline]
     fn first_idle(&self, d: usize) -> Option<usize> {
-        for (w, &bits) in self.idle[d].iter().enumerate() {
+        let run = self.run_at[d];
+        for (w, &bits) in self.idle[self.idle_at[d]..self.idle_at[d + 1]]
+            .iter()
+            .enumerate()
+        {
             if bits != 0 {
-                return Some(self.s.domains[d][w * 64 + bits.trailing_zeros() as usize]);
+                return Some(self.dom_cores[run + w * 64 + bits.trailing_zeros() as usize]);
             }
         }
         None
@@ -870,14 +901,13 @@ impl Engine {
 
     #[inline]
     fn set_idle(&mut self, c: usize, idle: bool) {
-        let d = self.s.core_domain[c];
-        let k = self.dom_pos[c];
-        let bit = 1u64 << (k % 64);
+        let core = &self.cores[c];
+        let (w, bit, run) = (core.idle_word as usize, core.idle_bit, core.run as usize);
         if idle {
-            self.idle[d][k / 64] |= bit;
-            self.dom_run[d][k] = (0, 0);
+            self.idle[w] |= bit;
+            self.dom_run[run] = (0, 0);
         } else {
-            self.idle[d][k / 64] &= !bit;
+            self.idle[w] &= !bit;
         }
     }
 
@@ -922,7 +952,7 @@ impl Engine {
         th.seg_len = th.remaining.min(th.piece_left);
         let end = start.saturating_add(th.seg_len);
         let run = queue::key(th.key, tid as u64 + 1);
-        self.dom_run[self.s.core_domain[c]][self.dom_pos[c]] = (run, end);
+        self.dom_run[self.cores[c].run as usize] = (run, end);
         let core = &mut self.cores[c];
         core.running = Some(tid);
         core.stamp = core.stamp.wrapping_add(1);
@@ -998,7 +1028,7 @@ impl Engine {
         let Some(tid) = self.stop_running(cu) else {
             return;
         };
-        let d = self.s.core_domain[cu];
+        let d = self.cores[cu].domain as usize;
         self.threads[tid as usize].state = TState::Suspended;
         if (tid as usize) < self.jobs.len() {
             self.task_segment_done(tid);
@@ -1811,8 +1841,7 @@ impl Engine {
             }
             th.seg_len -= p;
             th.seg_start = end;
-            self.dom_run[self.s.core_domain[c]][self.dom_pos[c]].1 =
-                th.seg_start.saturating_add(th.seg_len);
+            self.dom_run[self.cores[c].run as usize].1 = th.seg_start.saturating_add(th.seg_len);
             self.cores[c].stamp = self.cores[c].stamp.wrapping_add(1);
             let stamp = self.cores[c].stamp;
             let seg_end = end + th.seg_len;
@@ -1921,8 +1950,8 @@ impl Engine {
                 // preemption decisions read; a less urgent key may let a
                 // ready thread preempt it.
                 let c = c as usize;
-                let d = self.s.core_domain[c];
-                self.dom_run[d][self.dom_pos[c]].0 = queue::key(key, tid as u64 + 1);
+                let d = self.cores[c].domain as usize;
+                self.dom_run[self.cores[c].run as usize].0 = queue::key(key, tid as u64 + 1);
                 self.schedule(d);
             }
             _ => {}
