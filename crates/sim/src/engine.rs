@@ -1783,7 +1783,8 @@ impl Engine {
         if j.has_token && tokens.queue_len(j.token) > 1 {
             p = p.min(tokens.inherited(job as JobId).unwrap_or(LOWEST));
         }
-        if depth == 0 {
+        // (Most jobs asked for hold no lock.)
+        if depth == 0 || !(j.held[0] || j.held[1] || j.held[2]) {
             return p;
         }
         // The locks of its satisfied requests are the locks it holds (a
@@ -1889,6 +1890,12 @@ impl Engine {
             return;
         }
         self.irq_items[k as usize].start = self.now;
+        if self.irq_current[gpu].is_none() && self.irq_queue[gpu].is_empty() {
+            // Straight to the idle interrupt thread (`irq_next` without the
+            // round trip through its queue).
+            self.irq_start(gpu, k);
+            return;
+        }
         self.irq_queue[gpu].push_back(k);
         if self.irq_current[gpu].is_none() {
             self.irq_next(gpu);
@@ -1965,6 +1972,12 @@ impl Engine {
             self.irq_current[g] = None;
             return;
         };
+        self.irq_start(g, k);
+    }
+
+    /// GPU `g`'s interrupt thread takes item `k`'s bottom half.
+    #[inline(always)]
+    fn irq_start(&mut self, g: usize, k: u32) {
         self.irq_current[g] = Some(k);
         let (mut key, cost) = self.irq_items[k as usize].deferred.unwrap_or((0, 0));
         let owner = self.irq_items[k as usize].owner as usize;
