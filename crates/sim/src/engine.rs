@@ -837,15 +837,14 @@ impl Engine {
         let (d, key) = (th.domain as usize, th.key);
         // Fast path: an idle core and nothing more urgent waiting: run it
         // there without going through the ready queue.
-        let top = self.valid_top(d);
-        if top.is_none_or(|top| (key, i) < top) {
+        if queue::key(key, i as u64) < self.ready[d].root() {
             // It would be the domain's most urgent ready thread: the first
             // round of `schedule` without the round trip through the ready
             // queue.
             match self.first_idle(d) {
                 Some(c) => self.dispatch(i, c),
                 None => match self.preemptible(d) {
-                    Some((wk, wt, c)) if (key, i) < (wk, wt) => {
+                    Some((worst, c)) if queue::key(key, i as u64 + 1) < worst => {
                         self.preempt(c);
                         self.dispatch(i, c);
                         self.schedule(d);
@@ -859,13 +858,14 @@ impl Engine {
         self.schedule(d);
     }
 
-    /// The least urgent running thread of domain `d`, `(key, thread,
-    /// core)`, leaving out one whose segment ends at this very instant: it
+    /// The least urgent running thread of domain `d`, `(key << 64 |
+    /// thread + 1, core)`, leaving out one whose segment ends at this very
+    /// instant: it
     /// is finishing, not preemptible (its Segment event, same instant, maybe
     /// not processed yet, frees the core and reschedules; found by the 1M
     /// soundness run).
     #[inline]
-    fn preemptible(&self, d: usize) -> Option<(u64, u32, usize)> {
+    fn preemptible(&self, d: usize) -> Option<(u128, usize)> {
         let now = self.now;
         let mut worst = 0u128;
         let mut at = 0;
@@ -880,14 +880,19 @@ impl Engine {
         if worst == 0 {
             return None;
         }
-        let (wk, wt) = queue::split(worst);
-        Some((wk, (wt - 1) as u32, self.dom_cores[base + at]))
+        Some((worst, self.dom_cores[base + at]))
     }
 
     /// The first idle core of domain `d` in the domain's order.
     #[inline]
     fn first_idle(&self, d: usize) -> Option<usize> {
         let run = self.run_at[d];
+        let words = self.idle_at[d];
+        if words + 1 == self.idle_at[d + 1] {
+            // One word (up to 64 cores).
+            let bits = self.idle[words];
+            return (bits != 0).then(|| self.dom_cores[run + bits.trailing_zeros() as usize]);
+        }
         for (w, &bits) in self.idle[self.idle_at[d]..self.idle_at[d + 1]]
             .iter()
             .enumerate()
@@ -922,13 +927,15 @@ impl Engine {
 
     fn schedule(&mut self, d: usize) {
         loop {
-            let Some((key, tid)) = self.valid_top(d) else {
+            let top = self.ready[d].root();
+            if top == queue::EMPTY {
                 return;
-            };
+            }
+            let tid = top as u32;
             let core = match self.first_idle(d) {
                 Some(c) => c,
                 None => match self.preemptible(d) {
-                    Some((wk, wt, c)) if (key, tid) < (wk, wt) => {
+                    Some((worst, c)) if top + 1 < worst => {
                         self.preempt(c);
                         c
                     }

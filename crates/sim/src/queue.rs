@@ -26,7 +26,6 @@ use rtgpu_policy::Time;
 /// `(time or priority) << 64 | tie-break`, compared as one integer;
 /// `EMPTY` marks a free slot.
 pub(crate) type Key = u128;
-#[cfg(test)]
 pub(crate) const EMPTY: Key = u128::MAX;
 
 #[inline]
