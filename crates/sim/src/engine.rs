@@ -2100,9 +2100,9 @@ impl Engine {
         grants.clear();
         for k in 0..2 {
             if let Some(r) = self.jobs[iu].reqs[k].take() {
-                self.jobs[iu].held[k] = false;
+                let held = std::mem::replace(&mut self.jobs[iu].held[k], false);
                 let locks = self.jobs[iu].req_locks[k];
-                self.release_lock(iu, r, locks, &mut grants);
+                self.release_lock(iu, r, locks, held, &mut grants);
             }
         }
         for g in &grants {
@@ -2124,15 +2124,22 @@ impl Engine {
         iu: usize,
         r: ReqId,
         locks: [usize; 2],
+        held: bool,
         grants: &mut Vec<LockGrant>,
     ) {
         let waited = locks.iter().any(|&l| self.locks.queue_len(l) > 1);
         if waited {
-            // The holders before (this job, or others when it only waited)
-            // and after (the grants) lose or gain what they inherit.
-            for l in locks {
-                if let Some(h) = self.locks.holder(l) {
-                    self.invalidate(h as usize, INHERIT_DEPTH);
+            // The holders before (this job when its request was satisfied,
+            // else whoever holds the locks it waited on) and after (the
+            // grants) lose or gain what they inherit.
+            if !held {
+                for (n, &l) in locks.iter().enumerate() {
+                    if n == 1 && l == locks[0] {
+                        continue;
+                    }
+                    if let Some(h) = self.locks.holder(l) {
+                        self.invalidate(h as usize, INHERIT_DEPTH);
+                    }
                 }
             }
             let before = grants.len();
@@ -2150,11 +2157,11 @@ impl Engine {
         let iu = i as usize;
         let now = self.now;
         if let Some(r) = self.jobs[iu].gpu_lock.take() {
-            self.jobs[iu].held[2] = false;
+            let held = std::mem::replace(&mut self.jobs[iu].held[2], false);
             let mut grants = std::mem::take(&mut self.grants);
             grants.clear();
             let l = self.jobs[iu].gpu_lock_id;
-            self.release_lock(iu, r, [l, l], &mut grants);
+            self.release_lock(iu, r, [l, l], held, &mut grants);
             for g in &grants {
                 self.mark_held(g);
             }
