@@ -270,6 +270,18 @@ impl EngineLocks {
             .map(move |&r| (self.slots[r].job, self.slots[r].prio))
     }
 
+    /// Every request queued on `lock`, head first: (job, priority). Only
+    /// the head can be satisfied (a satisfied request heads all its
+    /// queues), so behind a head that holds the lock these are
+    /// [`Self::waiters`].
+    pub fn queued(&self, lock: LockId) -> impl Iterator<Item = (JobId, Prio)> + '_ {
+        self.queues
+            .get(lock)
+            .into_iter()
+            .flat_map(|q| q.iter())
+            .map(move |&r| (self.slots[r].job, self.slots[r].prio))
+    }
+
     /// Locks `job` holds.
     pub fn held_by(&self, job: JobId) -> impl Iterator<Item = LockId> + '_ {
         (0..self.queues.len()).filter(move |&l| self.holder(l) == Some(job))
@@ -332,6 +344,8 @@ mod tests {
         assert_eq!(l.holder(e), Some(1));
         let w: Vec<_> = l.waiters(e).collect();
         assert_eq!(w, vec![(2, 40), (3, 1)]);
+        let q: Vec<_> = l.queued(e).collect();
+        assert_eq!(q, vec![(1, 50), (2, 40), (3, 1)]);
         let mut out = Vec::new();
         l.release(r1, &mut out);
         assert_eq!(out, vec![LockGrant { req: _r2, job: 2 }]);

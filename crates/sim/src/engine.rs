@@ -1809,7 +1809,8 @@ impl Engine {
                 continue;
             }
             debug_assert_eq!(self.locks.holder(l), Some(job as JobId), "held flags");
-            for (w, _) in self.locks.waiters(l) {
+            // It holds `l`: its waiters are the requests behind its own.
+            for (w, _) in self.locks.queued(l).skip(1) {
                 if w != job as JobId {
                     p = p.min(self.effective_key(w, tokens, depth - 1));
                 }
