@@ -242,6 +242,8 @@ pub struct Engine {
     dom_cores: Vec<usize>,
     /// Scratch list of the jobs whose copies a bus event completed.
     bus_done: Vec<u32>,
+    /// Event-queue slots for interrupt items (items `0..item_slots`).
+    item_slots: usize,
     /// Per job: its effective priority as last computed, `None` once
     /// something it depends on may have changed ([`Engine::invalidate`]).
     /// An interrupt's owner key is asked for at the interrupt, at its
@@ -560,13 +562,15 @@ impl Engine {
             // buses (slot in field a of the event code), GPUs, interrupt
             // items and tasks (field b); see `encode` and `push`. An item
             // lives from an operation's completion to its interrupt's end,
-            // and a job has one operation at a time: at most one item per
-            // task (more would take the heap).
+            // and a job has one operation at a time, on the GPU whose token
+            // it holds: items are numbered from 0 up, at most one per token
+            // holder at a time (one per task at most; any beyond the slots,
+            // e.g. of vGPU tasks, which hold no token, take the heap).
             events: EventQueue::new([
                 (ncores, 32, (1 << 27) - 1),
                 (s.links * 2, 32, (1 << 27) - 1),
                 (g, 0, u32::MAX as u64),
-                (n, 0, u32::MAX as u64),
+                (n.min(g * s.policy.tokens_per_gpu.max(1) as usize), 0, u32::MAX as u64),
                 (n, 0, u32::MAX as u64),
             ]),
             rng: Rng::new(cfg.seed),
@@ -620,6 +624,7 @@ impl Engine {
             run_at,
             dom_cores,
             bus_done: Vec::new(),
+            item_slots: n.min(g * s.policy.tokens_per_gpu.max(1) as usize),
             key_cache: vec![None; n],
             holder_key: vec![None; g],
             irq_dirty: vec![0; g.div_ceil(64)],
@@ -641,7 +646,7 @@ impl Engine {
             Ev::Segment(c, _) => Slot::Replace(0, c as usize),
             Ev::Bus(b, _) => Slot::Replace(1, b as usize),
             Ev::KernelDone(g) => Slot::IfFree(2, g as usize),
-            Ev::TopHalfDone(k) => Slot::IfFree(3, k as usize),
+            Ev::TopHalfDone(k) if (k as usize) < self.item_slots => Slot::IfFree(3, k as usize),
             Ev::Release(i) => Slot::IfFree(4, i as usize),
             _ => Slot::Heap,
         };
