@@ -662,25 +662,40 @@ impl Engine {
             self.schedule_release(i, 0);
         }
         while let Some((t, code)) = self.events.pop() {
-            let ev = decode(code);
             if t >= self.cfg.duration && (!self.cfg.drain || self.active_jobs == 0) {
                 break;
             }
             self.now = t;
-            match ev {
-                Ev::Release(i) => self.on_release(i),
-                Ev::Segment(c, stamp) => self.on_segment(c, stamp),
-                Ev::PieceStart(i) => self.make_ready(i),
-                Ev::TopHalfDone(k) => self.on_top_half_done(k),
-                Ev::Bus(b, stamp) => self.on_bus(b, stamp),
-                Ev::KernelDone(g) => self.on_kernel_done(g),
-                Ev::VgpuTimer(g) => {
+            // `decode` and the dispatch on its result in one match.
+            let (a, b) = (((code >> 32) & ((1 << 27) - 1)) as u32, code as u32);
+            debug_assert_eq!(
+                decode(code),
+                [
+                    Ev::Segment(a, b),
+                    Ev::Bus(a, b),
+                    Ev::KernelDone(b),
+                    Ev::TopHalfDone(b),
+                    Ev::VgpuTimer(b),
+                    Ev::Release(b),
+                    Ev::PieceStart(b),
+                    Ev::PieceStart(b),
+                ][((code >> 59) & 7) as usize]
+            );
+            match (code >> 59) & 7 {
+                0 => self.on_segment(a, b),
+                1 => self.on_bus(a, b),
+                2 => self.on_kernel_done(b),
+                3 => self.on_top_half_done(b),
+                4 => {
+                    let g = b;
                     let now = self.now;
                     let d = self.vgpu_sched[g as usize]
                         .as_mut()
                         .and_then(|s| s.timer(now));
                     self.vgpu_dispatch(g as usize, d);
                 }
+                5 => self.on_release(b),
+                _ => self.make_ready(b),
             }
         }
         let end = if self.cfg.drain {
