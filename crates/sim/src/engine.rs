@@ -2076,6 +2076,7 @@ impl Engine {
 
     /// The job learned that its current op completed: release per-op locks
     /// and go on.
+    #[inline]
     fn op_done(&mut self, i: u32) {
         let iu = i as usize;
         let j = &self.jobs[iu];
