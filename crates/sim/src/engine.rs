@@ -555,6 +555,7 @@ impl Engine {
             run_at.push(dom_cores.len());
         }
         let nv = s.vgpus.len();
+        let item_slots = n.min(g * s.policy.tokens_per_gpu.max(1) as usize);
         Engine {
             cfg: cfg.clone(),
             now: 0,
@@ -570,7 +571,7 @@ impl Engine {
                 (ncores, 32, (1 << 27) - 1),
                 (s.links * 2, 32, (1 << 27) - 1),
                 (g, 0, u32::MAX as u64),
-                (n.min(g * s.policy.tokens_per_gpu.max(1) as usize), 0, u32::MAX as u64),
+                (item_slots, 0, u32::MAX as u64),
                 (n, 0, u32::MAX as u64),
             ]),
             rng: Rng::new(cfg.seed),
@@ -624,7 +625,7 @@ impl Engine {
             run_at,
             dom_cores,
             bus_done: Vec::new(),
-            item_slots: n.min(g * s.policy.tokens_per_gpu.max(1) as usize),
+            item_slots,
             key_cache: vec![None; n],
             holder_key: vec![None; g],
             irq_dirty: vec![0; g.div_ceil(64)],
@@ -2167,8 +2168,8 @@ impl Engine {
             let before = grants.len();
             self.locks.release(r, grants);
             self.invalidate(iu, INHERIT_DEPTH);
-            for k in before..grants.len() {
-                self.invalidate(grants[k].job as usize, INHERIT_DEPTH);
+            for g in &grants[before..] {
+                self.invalidate(g.job as usize, INHERIT_DEPTH);
             }
         } else {
             self.locks.release(r, grants);
