@@ -242,8 +242,6 @@ pub struct Engine {
     dom_cores: Vec<usize>,
     /// Scratch list of the jobs whose copies a bus event completed.
     bus_done: Vec<u32>,
-    /// Event-queue slots for interrupt items (items `0..item_slots`).
-    item_slots: usize,
     /// Per job: its effective priority as last computed, `None` once
     /// something it depends on may have changed ([`Engine::invalidate`]).
     /// An interrupt's owner key is asked for at the interrupt, at its
@@ -555,23 +553,16 @@ impl Engine {
             run_at.push(dom_cores.len());
         }
         let nv = s.vgpus.len();
-        let item_slots = n.min(g * s.policy.tokens_per_gpu.max(1) as usize);
         Engine {
             cfg: cfg.clone(),
             now: 0,
             // Slot groups, in the order of their events' codes: cores and
-            // buses (slot in field a of the event code), GPUs, interrupt
-            // items and tasks (field b); see `encode` and `push`. An item
-            // lives from an operation's completion to its interrupt's end,
-            // and a job has one operation at a time, on the GPU whose token
-            // it holds: items are numbered from 0 up, at most one per token
-            // holder at a time (one per task at most; any beyond the slots,
-            // e.g. of vGPU tasks, which hold no token, take the heap).
+            // buses (slot in field a of the event code), GPUs and tasks
+            // (field b); see `encode` and `push`.
             events: EventQueue::new([
                 (ncores, 32, (1 << 27) - 1),
                 (s.links * 2, 32, (1 << 27) - 1),
                 (g, 0, u32::MAX as u64),
-                (item_slots, 0, u32::MAX as u64),
                 (n, 0, u32::MAX as u64),
             ]),
             rng: Rng::new(cfg.seed),
@@ -625,7 +616,6 @@ impl Engine {
             run_at,
             dom_cores,
             bus_done: Vec::new(),
-            item_slots,
             key_cache: vec![None; n],
             holder_key: vec![None; g],
             irq_dirty: vec![0; g.div_ceil(64)],
@@ -641,14 +631,14 @@ impl Engine {
     // encoding and the slot choice fold to constants there.
     #[inline(always)]
     fn push(&mut self, t: Time, ev: Ev) {
-        // Slot groups: cores, buses, GPUs, interrupt items, tasks (see
-        // `new`).
+        // Slot groups: cores, buses, GPUs, tasks (see `new`). Top halves
+        // go to the heap: in a slot per interrupt item they took more
+        // instructions and more time (measured).
         let slot = match ev {
             Ev::Segment(c, _) => Slot::Replace(0, c as usize),
             Ev::Bus(b, _) => Slot::Replace(1, b as usize),
             Ev::KernelDone(g) => Slot::IfFree(2, g as usize),
-            Ev::TopHalfDone(k) if (k as usize) < self.item_slots => Slot::IfFree(3, k as usize),
-            Ev::Release(i) => Slot::IfFree(4, i as usize),
+            Ev::Release(i) => Slot::IfFree(3, i as usize),
             _ => Slot::Heap,
         };
         self.events.push(t, encode(ev), slot);

@@ -147,7 +147,7 @@ pub(crate) enum Slot {
 }
 
 /// Number of slot groups of an [`EventQueue`].
-pub(crate) const GROUPS: usize = 5;
+pub(crate) const GROUPS: usize = 4;
 
 /// The event queue; see the module docs.
 pub(crate) struct EventQueue {
@@ -307,13 +307,7 @@ mod tests {
     /// in `(time, code)` order with the trees' events.
     #[test]
     fn far_future_events_pop_in_order() {
-        let mut q = EventQueue::new([
-            (3, 32, 0xffff),
-            (1, 32, 0xffff),
-            (0, 0, 0),
-            (0, 0, 0),
-            (0, 0, 0),
-        ]);
+        let mut q = EventQueue::new([(3, 32, 0xffff), (1, 32, 0xffff), (0, 0, 0), (0, 0, 0)]);
         let far = u64::MAX >> 2; // 4 slots: 2 slot bits
         q.push(far, 2 << 32, Slot::IfFree(0, 2));
         q.push(far, 1 << 32, Slot::Replace(0, 1));
@@ -339,13 +333,7 @@ mod tests {
         // Slots 0..3 in group 0, 3..6 in group 1; an event's code has its
         // group at bit 40 (a lower group's codes are lower) and its slot
         // in the group at bit 32.
-        let mut q = EventQueue::new([
-            (3, 32, 0xff),
-            (3, 32, 0xff),
-            (0, 0, 0),
-            (0, 0, 0),
-            (0, 0, 0),
-        ]);
+        let mut q = EventQueue::new([(3, 32, 0xff), (3, 32, 0xff), (0, 0, 0), (0, 0, 0)]);
         let at = |s: usize| (s / 3, s % 3);
         // Model: a heap of (key, live) where replaced entries are dead.
         let mut model: BinaryHeap<Reverse<((Time, u64), u64)>> = BinaryHeap::new();
