@@ -95,10 +95,10 @@ impl EngineLocks {
 
     fn satisfied(&self, req: ReqId) -> bool {
         let s = &self.slots[req];
+        // At the front of its one or two queues.
         s.live
-            && s.locks()
-                .iter()
-                .all(|&l| self.queues[l].front() == Some(&req))
+            && self.queues[s.locks[0]].front() == Some(&req)
+            && (s.n == 1 || self.queues[s.locks[1]].front() == Some(&req))
     }
 
     /// Enqueue `job` for `locks` (one lock, or two as a DGL; a repeated id
