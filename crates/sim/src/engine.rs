@@ -895,7 +895,7 @@ impl Engine {
     }
 
     /// The first idle core of domain `d` in the domain's order.
-    #[inline]
+    #[inline(always)]
     fn first_idle(&self, d: usize) -> Option<usize> {
         let run = self.run_at[d];
         let words = self.idle_at[d];
