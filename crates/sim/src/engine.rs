@@ -356,6 +356,14 @@ fn add_busy(series: &mut [Time], buckets: &mut Buckets, start: Time, end: Time) 
     if bucket == 0 || series.is_empty() {
         return;
     }
+    // Most intervals lie within the bucket looked up last: the loop's one
+    // round without the lookup.
+    if start >= buckets.lo && end <= buckets.lo.saturating_add(bucket) && start < end {
+        if let Some(v) = series.get_mut(buckets.idx) {
+            *v += end - start;
+        }
+        return;
+    }
     let mut t = start;
     while t < end {
         let b = buckets.of(t);
@@ -1681,7 +1689,19 @@ impl Engine {
     /// priority keeps a middle-priority task from delaying the more urgent
     /// owner through the other's bottom half (the analysis assumes this).
     fn gpu_irq_key(&mut self, g: usize, owner: u32) -> u64 {
-        let own = self.owner_key(owner);
+        // An owner holding one of the GPU's tokens is among the holders,
+        // whose cached key covers it.
+        let j = &self.jobs[owner as usize];
+        let own = if j.has_token && j.section_gpu == g && self.holder_key[g].is_some() {
+            debug_assert!({
+                let (group, local) = (self.s.gpus[g].group, self.s.gpus[g].local);
+                let a = &self.allocators[group];
+                a.tokens_of(local).any(|t| a.holder(t) == Some(owner))
+            });
+            LOWEST
+        } else {
+            self.owner_key(owner)
+        };
         let cached = self.holder_key[g];
         let holders = match cached {
             Some(h) if !cfg!(debug_assertions) => h,
