@@ -1374,10 +1374,24 @@ impl Engine {
         if !ok {
             // A new waiter: the holders of its locks may inherit its
             // priority (a request satisfied at once found its locks' queues
-            // empty: it has no waiters, and waits on nothing).
+            // empty: it has no waiters, and waits on nothing). One that
+            // holds no lock passes on the same priority at every depth
+            // (its own, or what it inherits in its token queue): the
+            // holders up the chain take the minimum.
+            let j = &self.jobs[i as usize];
+            let holds = j.held[0] || j.held[1] || j.held[2];
+            let c = if holds {
+                None
+            } else {
+                let group = self.s.tasks[i as usize].gpu.as_ref().map_or(0, |gt| gt.group);
+                Some(self.effective_key(i, &self.allocators[group], 0))
+            };
             for &l in locks {
                 if let Some(h) = self.locks.holder(l) {
-                    self.invalidate(h as usize, INHERIT_DEPTH);
+                    match c {
+                        Some(c) => self.inherit_more(h as usize, c, INHERIT_DEPTH - 1),
+                        None => self.invalidate(h as usize, INHERIT_DEPTH),
+                    }
                 }
             }
         }
@@ -1458,6 +1472,18 @@ impl Engine {
             j.held[1] = true;
         } else {
             j.held[0] = true;
+        }
+    }
+
+    /// The locks of granted request `g` (its lock twice for one lock).
+    fn granted_locks(&self, g: &LockGrant) -> [usize; 2] {
+        let j = &self.jobs[self.req_owner[g.req] as usize];
+        if j.gpu_lock == Some(g.req) {
+            [j.gpu_lock_id; 2]
+        } else if j.reqs[1] == Some(g.req) {
+            j.req_locks[1]
+        } else {
+            j.req_locks[0]
         }
     }
 
@@ -1756,6 +1782,57 @@ impl Engine {
             || (j.gpu_lock.is_some() && !j.held[2]);
         if depth > 0 && waiting {
             self.invalidate_up(i, depth);
+        }
+    }
+
+    /// Job `i` and the holders up the chain from it (`hops` more) now also
+    /// inherit `c`: a job that holds no lock joined the queue of a lock `i`
+    /// holds. Such a job's effective priority is `c` at every recursion
+    /// depth, and [`Self::effective_key`] of a job `k` hops up (`k` <=
+    /// [`INHERIT_DEPTH`]) reaches it at depth `INHERIT_DEPTH - k`: the new
+    /// priorities are the old ones' minimum with `c`, so cached ones are
+    /// lowered instead of dropped (debug builds recompute and check them).
+    fn inherit_more(&mut self, i: usize, c: u64, hops: u8) {
+        if let Some(k) = self.key_cache[i] {
+            if c < k {
+                self.key_cache[i] = Some(c);
+            }
+        }
+        let j = &self.jobs[i];
+        if j.phase == Phase::Gpu {
+            let g = j.section_gpu;
+            // A token holder's GPU's holder key is the minimum over them.
+            if j.has_token {
+                if let Some(Some(v)) = self.holder_key[g] {
+                    if c < v {
+                        self.holder_key[g] = Some(Some(c));
+                    }
+                }
+            }
+            self.irq_dirty[g / 64] |= 1 << (g % 64);
+        }
+        if hops == 0 {
+            return;
+        }
+        let waits = [
+            (j.reqs[0].is_some() && !j.held[0], j.req_locks[0]),
+            (j.reqs[1].is_some() && !j.held[1], j.req_locks[1]),
+            (j.gpu_lock.is_some() && !j.held[2], [j.gpu_lock_id; 2]),
+        ];
+        for (waiting, locks) in waits {
+            if !waiting {
+                continue;
+            }
+            for (n, &l) in locks.iter().enumerate() {
+                if n == 1 && l == locks[0] {
+                    continue;
+                }
+                if let Some(h) = self.locks.holder(l) {
+                    if h as usize != i {
+                        self.inherit_more(h as usize, c, hops - 1);
+                    }
+                }
+            }
         }
     }
 
@@ -2179,7 +2256,13 @@ impl Engine {
             self.locks.release(r, grants);
             self.invalidate(iu, INHERIT_DEPTH);
             for g in &grants[before..] {
-                self.invalidate(g.job as usize, INHERIT_DEPTH);
+                // A new holder inherits from those still waiting on the
+                // locks it got; with nobody behind it, nothing (waiting
+                // passed nothing on to it either).
+                let [a, b] = self.granted_locks(g);
+                if self.locks.queue_len(a) > 1 || self.locks.queue_len(b) > 1 {
+                    self.invalidate(g.job as usize, INHERIT_DEPTH);
+                }
             }
         } else {
             self.locks.release(r, grants);
