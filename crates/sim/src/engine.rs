@@ -2254,7 +2254,14 @@ impl Engine {
             }
             let before = grants.len();
             self.locks.release(r, grants);
-            self.invalidate(iu, INHERIT_DEPTH);
+            // Its effective priority can only rise, to no more than what
+            // it has without the locks' waiters (depth 0: its own and its
+            // token queue's): when that is what it had, it stays.
+            let group = self.s.tasks[iu].gpu.as_ref().map_or(0, |gt| gt.group);
+            let base = self.effective_key(iu as u32, &self.allocators[group], 0);
+            if self.key_cache[iu] != Some(base) {
+                self.invalidate(iu, INHERIT_DEPTH);
+            }
             for g in &grants[before..] {
                 // A new holder inherits from those still waiting on the
                 // locks it got; with nobody behind it, nothing (waiting
