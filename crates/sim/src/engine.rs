@@ -1061,7 +1061,10 @@ impl Engine {
         } else {
             self.irq_segment_done(tid as usize - self.jobs.len());
         }
-        self.schedule(d);
+        // (Most often nothing is ready.)
+        if self.ready[d].root() != queue::EMPTY {
+            self.schedule(d);
+        }
     }
 
     fn task_segment_done(&mut self, i: u32) {
