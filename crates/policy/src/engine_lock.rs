@@ -145,22 +145,22 @@ impl EngineLocks {
     /// Release (or abandon) request `req`; requests that became satisfied
     /// are appended to `granted` in lock order.
     pub fn release(&mut self, req: ReqId, granted: &mut Vec<LockGrant>) {
-        let Some(s) = self.slots.get(req).copied().filter(|s| s.live) else {
-            return;
+        // Its locks only (a copy of the whole slot cost more).
+        let (ids, n) = match self.slots.get(req) {
+            Some(s) if s.live => (s.locks, s.n as usize),
+            _ => return,
         };
-        if s.locks()
-            .iter()
-            .all(|&l| self.queues[l].front() == Some(&req))
-        {
+        let locks = &ids[..n];
+        if locks.iter().all(|&l| self.queues[l].front() == Some(&req)) {
             // The common case, a satisfied request leaving: it heads every
             // queue it is in, so no other head was satisfied before (the
             // general path below, with nothing in `before`).
-            for &l in s.locks() {
+            for &l in locks {
                 self.queues[l].pop_front();
             }
             self.slots[req].live = false;
             self.free.push(req);
-            for &l in s.locks() {
+            for &l in locks {
                 if let Some(&head) = self.queues[l].front() {
                     if self.satisfied(head) && !granted.iter().any(|g| g.req == head) {
                         granted.push(LockGrant {
@@ -174,12 +174,12 @@ impl EngineLocks {
         }
         // Heads already satisfied before this release are not new grants.
         let before: [Option<ReqId>; 2] = [0, 1].map(|i| {
-            s.locks()
+            locks
                 .get(i)
                 .and_then(|&l| self.queues[l].front().copied())
                 .filter(|&h| h != req && self.satisfied(h))
         });
-        for &l in s.locks() {
+        for &l in locks {
             let q = &mut self.queues[l];
             if q.front() == Some(&req) {
                 q.pop_front();
@@ -189,7 +189,7 @@ impl EngineLocks {
         }
         self.slots[req].live = false;
         self.free.push(req);
-        for &l in s.locks() {
+        for &l in locks {
             if let Some(&head) = self.queues[l].front() {
                 if self.satisfied(head)
                     && !before.contains(&Some(head))
