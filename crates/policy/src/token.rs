@@ -204,6 +204,9 @@ impl TokenAllocator {
 
     /// Which token queue `r` joins (R1 / seed 004 Fig. 4).
     pub fn choose(&self, r: &Request, now: Time) -> usize {
+        if self.cfg.rule == QueueRule::EarliestCompletion {
+            return self.choose_earliest(r, now);
+        }
         let mut best = (u64::MAX, true, usize::MAX);
         // The request's own cost on a GPU, computed once for the GPU's
         // tokens (consecutive queues).
@@ -227,6 +230,34 @@ impl TokenAllocator {
         }
         if best.2 == usize::MAX {
             // Static GPU out of range: fall back to the first queue.
+            0
+        } else {
+            best.2
+        }
+    }
+
+    /// [`Self::choose`] under [`QueueRule::EarliestCompletion`], the rule
+    /// decided once instead of per queue (GPUSync's allocator asks on every
+    /// GPU section).
+    fn choose_earliest(&self, r: &Request, now: Time) -> usize {
+        let mut best = (u64::MAX, true, usize::MAX);
+        let mut cost_for = (usize::MAX, 0);
+        for (k, q) in self.queues.iter().enumerate() {
+            let h = q
+                .holder
+                .as_ref()
+                .map_or(0, |e| e.cost.saturating_sub(now.saturating_sub(e.since)));
+            let wait = q.waiting.iter().fold(h, |s, e| s.saturating_add(e.cost));
+            if cost_for.0 != q.gpu {
+                cost_for = (q.gpu, self.cost_on(r.task, r.hold, r.last_gpu, q.gpu));
+            }
+            let key = wait.saturating_add(cost_for.1);
+            let away = r.last_gpu != Some(q.gpu);
+            if (key, away, k) < best {
+                best = (key, away, k);
+            }
+        }
+        if best.2 == usize::MAX {
             0
         } else {
             best.2
