@@ -202,6 +202,9 @@ pub struct Engine {
     /// Per domain: one slot per thread, `(key, thread)` while it is ready
     /// there.
     ready: Vec<MinTree>,
+    /// Per domain: its ready queue's minimum (`queue::EMPTY` when empty),
+    /// beside the other domains' for the checks on every dispatch.
+    ready_top: Vec<queue::Key>,
     cores: Vec<Core>,
     allocators: Vec<TokenAllocator>,
     locks: EngineLocks,
@@ -577,6 +580,7 @@ impl Engine {
             threads,
             jobs,
             ready: (0..ndomains).map(|_| MinTree::new(n + g)).collect(),
+            ready_top: vec![queue::EMPTY; ndomains],
             cores: places
                 .iter()
                 .map(|&(domain, run, idle_word, idle_bit)| Core {
@@ -823,7 +827,7 @@ impl Engine {
             // Already queued (never seen in practice): its old entry goes,
             // as the old stamp would have made it stale.
             let d = self.threads[iu].domain as usize;
-            self.ready[d].clear(iu);
+            self.ready_clear(d, iu);
         }
         if iu < self.s.tasks.len() {
             // Piece bookkeeping (P-FP split tasks).
@@ -856,7 +860,7 @@ impl Engine {
         let (d, key) = (th.domain as usize, th.key);
         // Fast path: an idle core and nothing more urgent waiting: run it
         // there without going through the ready queue.
-        if queue::key(key, i as u64) < self.ready[d].root() {
+        if queue::key(key, i as u64) < self.ready_top[d] {
             // It would be the domain's most urgent ready thread: the first
             // round of `schedule` without the round trip through the ready
             // queue.
@@ -868,12 +872,12 @@ impl Engine {
                         self.dispatch(i, c);
                         self.schedule(d);
                     }
-                    _ => self.ready[d].set(iu, queue::key(key, i as u64)),
+                    _ => self.ready_set(d, iu, queue::key(key, i as u64)),
                 },
             }
             return;
         }
-        self.ready[d].set(iu, queue::key(key, i as u64));
+        self.ready_set(d, iu, queue::key(key, i as u64));
         self.schedule(d);
     }
 
@@ -944,9 +948,22 @@ impl Engine {
             .map(|(key, tid)| (key, tid as u32))
     }
 
+    /// Thread `i` ready in domain `d` with `key`.
+    #[inline(always)]
+    fn ready_set(&mut self, d: usize, i: usize, key: queue::Key) {
+        self.ready[d].set(i, key);
+        self.ready_top[d] = self.ready[d].root();
+    }
+
+    #[inline(always)]
+    fn ready_clear(&mut self, d: usize, i: usize) {
+        self.ready[d].clear(i);
+        self.ready_top[d] = self.ready[d].root();
+    }
+
     fn schedule(&mut self, d: usize) {
         loop {
-            let top = self.ready[d].root();
+            let top = self.ready_top[d];
             if top == queue::EMPTY {
                 return;
             }
@@ -961,7 +978,7 @@ impl Engine {
                     _ => return,
                 },
             };
-            self.ready[d].clear(tid as usize);
+            self.ready_clear(d, tid as usize);
             self.dispatch(tid, core);
         }
     }
@@ -1042,7 +1059,8 @@ impl Engine {
             th.remaining += o.sch + o.cxs;
             th.state = TState::Ready;
             let d = th.domain as usize;
-            self.ready[d].set(tid as usize, queue::key(th.key, tid as u64));
+            let key = queue::key(th.key, tid as u64);
+            self.ready_set(d, tid as usize, key);
         }
     }
 
@@ -1062,7 +1080,7 @@ impl Engine {
             self.irq_segment_done(tid as usize - self.jobs.len());
         }
         // (Most often nothing is ready.)
-        if self.ready[d].root() != queue::EMPTY {
+        if self.ready_top[d] != queue::EMPTY {
             self.schedule(d);
         }
     }
@@ -1386,7 +1404,10 @@ impl Engine {
             let c = if holds {
                 None
             } else {
-                let group = self.s.tasks[i as usize].gpu.as_ref().map_or(0, |gt| gt.group);
+                let group = self.s.tasks[i as usize]
+                    .gpu
+                    .as_ref()
+                    .map_or(0, |gt| gt.group);
                 Some(self.effective_key(i, &self.allocators[group], 0))
             };
             for &l in locks {
