@@ -95,10 +95,10 @@ impl EngineLocks {
 
     fn satisfied(&self, req: ReqId) -> bool {
         let s = &self.slots[req];
+        // At the front of its one or two queues.
         s.live
-            && s.locks()
-                .iter()
-                .all(|&l| self.queues[l].front() == Some(&req))
+            && self.queues[s.locks[0]].front() == Some(&req)
+            && (s.n == 1 || self.queues[s.locks[1]].front() == Some(&req))
     }
 
     /// Enqueue `job` for `locks` (one lock, or two as a DGL; a repeated id
@@ -145,17 +145,41 @@ impl EngineLocks {
     /// Release (or abandon) request `req`; requests that became satisfied
     /// are appended to `granted` in lock order.
     pub fn release(&mut self, req: ReqId, granted: &mut Vec<LockGrant>) {
-        let Some(s) = self.slots.get(req).copied().filter(|s| s.live) else {
-            return;
+        // Its locks only (a copy of the whole slot cost more).
+        let (ids, n) = match self.slots.get(req) {
+            Some(s) if s.live => (s.locks, s.n as usize),
+            _ => return,
         };
+        let locks = &ids[..n];
+        if locks.iter().all(|&l| self.queues[l].front() == Some(&req)) {
+            // The common case, a satisfied request leaving: it heads every
+            // queue it is in, so no other head was satisfied before (the
+            // general path below, with nothing in `before`).
+            for &l in locks {
+                self.queues[l].pop_front();
+            }
+            self.slots[req].live = false;
+            self.free.push(req);
+            for &l in locks {
+                if let Some(&head) = self.queues[l].front() {
+                    if self.satisfied(head) && !granted.iter().any(|g| g.req == head) {
+                        granted.push(LockGrant {
+                            req: head,
+                            job: self.slots[head].job,
+                        });
+                    }
+                }
+            }
+            return;
+        }
         // Heads already satisfied before this release are not new grants.
         let before: [Option<ReqId>; 2] = [0, 1].map(|i| {
-            s.locks()
+            locks
                 .get(i)
                 .and_then(|&l| self.queues[l].front().copied())
                 .filter(|&h| h != req && self.satisfied(h))
         });
-        for &l in s.locks() {
+        for &l in locks {
             let q = &mut self.queues[l];
             if q.front() == Some(&req) {
                 q.pop_front();
@@ -165,7 +189,7 @@ impl EngineLocks {
         }
         self.slots[req].live = false;
         self.free.push(req);
-        for &l in s.locks() {
+        for &l in locks {
             if let Some(&head) = self.queues[l].front() {
                 if self.satisfied(head)
                     && !before.contains(&Some(head))
@@ -246,11 +270,24 @@ impl EngineLocks {
             .map(move |&r| (self.slots[r].job, self.slots[r].prio))
     }
 
+    /// Every request queued on `lock`, head first: (job, priority). Only
+    /// the head can be satisfied (a satisfied request heads all its
+    /// queues), so behind a head that holds the lock these are
+    /// [`Self::waiters`].
+    pub fn queued(&self, lock: LockId) -> impl Iterator<Item = (JobId, Prio)> + '_ {
+        self.queues
+            .get(lock)
+            .into_iter()
+            .flat_map(|q| q.iter())
+            .map(move |&r| (self.slots[r].job, self.slots[r].prio))
+    }
+
     /// Locks `job` holds.
     pub fn held_by(&self, job: JobId) -> impl Iterator<Item = LockId> + '_ {
         (0..self.queues.len()).filter(move |&l| self.holder(l) == Some(job))
     }
 
+    #[inline]
     pub fn queue_len(&self, lock: LockId) -> usize {
         self.queues.get(lock).map_or(0, |q| q.len())
     }
@@ -307,6 +344,8 @@ mod tests {
         assert_eq!(l.holder(e), Some(1));
         let w: Vec<_> = l.waiters(e).collect();
         assert_eq!(w, vec![(2, 40), (3, 1)]);
+        let q: Vec<_> = l.queued(e).collect();
+        assert_eq!(q, vec![(1, 50), (2, 40), (3, 1)]);
         let mut out = Vec::new();
         l.release(r1, &mut out);
         assert_eq!(out, vec![LockGrant { req: _r2, job: 2 }]);

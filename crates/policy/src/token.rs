@@ -204,14 +204,23 @@ impl TokenAllocator {
 
     /// Which token queue `r` joins (R1 / seed 004 Fig. 4).
     pub fn choose(&self, r: &Request, now: Time) -> usize {
+        if self.cfg.rule == QueueRule::EarliestCompletion {
+            return self.choose_earliest(r, now);
+        }
         let mut best = (u64::MAX, true, usize::MAX);
+        // The request's own cost on a GPU, computed once for the GPU's
+        // tokens (consecutive queues).
+        let mut cost_for = (usize::MAX, 0);
         for (k, q) in self.queues.iter().enumerate() {
             if self.cfg.rule == QueueRule::Static && q.gpu != r.static_gpu {
                 continue;
             }
             let mut key = self.wait(q, now);
             if self.cfg.rule == QueueRule::EarliestCompletion {
-                key = key.saturating_add(self.cost_on(r.task, r.hold, r.last_gpu, q.gpu));
+                if cost_for.0 != q.gpu {
+                    cost_for = (q.gpu, self.cost_on(r.task, r.hold, r.last_gpu, q.gpu));
+                }
+                key = key.saturating_add(cost_for.1);
             }
             // Ties: stay on the previous GPU, then the lowest index.
             let away = r.last_gpu != Some(q.gpu);
@@ -221,6 +230,34 @@ impl TokenAllocator {
         }
         if best.2 == usize::MAX {
             // Static GPU out of range: fall back to the first queue.
+            0
+        } else {
+            best.2
+        }
+    }
+
+    /// [`Self::choose`] under [`QueueRule::EarliestCompletion`], the rule
+    /// decided once instead of per queue (GPUSync's allocator asks on every
+    /// GPU section).
+    fn choose_earliest(&self, r: &Request, now: Time) -> usize {
+        let mut best = (u64::MAX, true, usize::MAX);
+        let mut cost_for = (usize::MAX, 0);
+        for (k, q) in self.queues.iter().enumerate() {
+            let h = q
+                .holder
+                .as_ref()
+                .map_or(0, |e| e.cost.saturating_sub(now.saturating_sub(e.since)));
+            let wait = q.waiting.iter().fold(h, |s, e| s.saturating_add(e.cost));
+            if cost_for.0 != q.gpu {
+                cost_for = (q.gpu, self.cost_on(r.task, r.hold, r.last_gpu, q.gpu));
+            }
+            let key = wait.saturating_add(cost_for.1);
+            let away = r.last_gpu != Some(q.gpu);
+            if (key, away, k) < best {
+                best = (key, away, k);
+            }
+        }
+        if best.2 == usize::MAX {
             0
         } else {
             best.2
@@ -321,6 +358,7 @@ impl TokenAllocator {
     }
 
     /// The tokens of GPU `gpu` (a GPU's ρ tokens are consecutive).
+    #[inline]
     pub fn tokens_of(&self, gpu: usize) -> std::ops::Range<usize> {
         let rho = self.cfg.tokens_per_gpu;
         (gpu * rho).min(self.queues.len())..((gpu + 1) * rho).min(self.queues.len())
@@ -333,11 +371,13 @@ impl TokenAllocator {
             .position(|q| q.holder.is_some_and(|e| e.job == job))
     }
 
+    #[inline]
     pub fn holder(&self, token: usize) -> Option<JobId> {
         self.queues.get(token)?.holder.map(|e| e.job)
     }
 
     /// Requests in token `token`'s queue, holder included.
+    #[inline]
     pub fn queue_len(&self, token: usize) -> usize {
         self.queues
             .get(token)

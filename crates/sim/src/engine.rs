@@ -160,6 +160,14 @@ struct Core {
     running: Option<u32>,
     stamp: u32,
     frozen_until: Time,
+    /// Its scheduling domain.
+    domain: u32,
+    /// Its entry in `dom_run` and `dom_cores`.
+    run: u32,
+    /// Its word in `idle`.
+    idle_word: u32,
+    /// Its bit in that word.
+    idle_bit: u64,
 }
 
 struct IrqItem {
@@ -194,6 +202,9 @@ pub struct Engine {
     /// Per domain: one slot per thread, `(key, thread)` while it is ready
     /// there.
     ready: Vec<MinTree>,
+    /// Per domain: its ready queue's minimum (`queue::EMPTY` when empty),
+    /// beside the other domains' for the checks on every dispatch.
+    ready_top: Vec<queue::Key>,
     cores: Vec<Core>,
     allocators: Vec<TokenAllocator>,
     locks: EngineLocks,
@@ -220,27 +231,37 @@ pub struct Engine {
     vgpu_busy: Vec<Vec<Time>>,
     active_jobs: usize,
     ntasks: u32,
-    /// Per domain: bit k set when the domain's k-th core is idle.
-    idle: Vec<Vec<u64>>,
-    /// Position of each core in its domain.
-    dom_pos: Vec<usize>,
-    /// Per domain, per core in domain order: `(key << 64 | thread + 1, end
-    /// of its segment)` of the running thread (key copied at dispatch: it
-    /// does not change while the thread runs), `(0, 0)` when idle.
-    dom_run: Vec<Vec<(u128, Time)>>,
+    /// Per domain, its words `idle_at[d]..idle_at[d + 1]`: bit k set when
+    /// the domain's k-th core is idle.
+    idle: Vec<u64>,
+    idle_at: Vec<usize>,
+    /// Per domain, its entries `run_at[d]..run_at[d + 1]`, one per core in
+    /// domain order: `(key << 64 | thread + 1, end of its segment)` of the
+    /// running thread (key copied at dispatch: it does not change while
+    /// the thread runs), `(0, 0)` when idle.
+    dom_run: Vec<(u128, Time)>,
+    run_at: Vec<usize>,
+    /// The cores of `dom_run`'s entries.
+    dom_cores: Vec<usize>,
     /// Scratch list of the jobs whose copies a bus event completed.
     bus_done: Vec<u32>,
-    /// Per GPU group: bumped on every change an effective priority in the
-    /// group can depend on (see [`Engine::touch`]).
-    prio_epoch: Vec<u64>,
-    /// Per job: `(prio_epoch, owner_key)` of its last computed effective
-    /// priority. An interrupt's owner key is asked for at the interrupt, at
-    /// its bottom half's start and on every lock or queue change; most of
+    /// Per job: its effective priority as last computed, `None` once
+    /// something it depends on may have changed ([`Engine::invalidate`]).
+    /// An interrupt's owner key is asked for at the interrupt, at its
+    /// bottom half's start and on every lock or queue change; most of
     /// these asks find nothing changed since the last.
-    key_cache: Vec<(u64, u64)>,
-    /// Sum of `prio_epoch` at the last `refresh_irq_keys` pass.
-    refreshed_at: u64,
+    key_cache: Vec<Option<u64>>,
+    /// Per GPU: the most urgent effective priority among its token holders
+    /// (`gpu_owner_priority`) as last computed, `None` when stale.
+    holder_key: Vec<Option<Option<u64>>>,
+    /// Bit g set when GPU g's interrupt thread key may have moved since its
+    /// last re-keying: the GPUs `refresh_irq_keys` visits.
+    irq_dirty: Vec<u64>,
 }
+
+/// Recursion depth of effective priorities (that of
+/// `rtgpu_policy::inherit::effective_priority`).
+const INHERIT_DEPTH: u8 = 4;
 
 /// `class(2) | kind(3) | a(27) | b(32)`, class first so that an instant's
 /// segment ends (0) come before device completions (1) and releases (2).
@@ -336,6 +357,14 @@ impl Buckets {
 fn add_busy(series: &mut [Time], buckets: &mut Buckets, start: Time, end: Time) {
     let bucket = buckets.size;
     if bucket == 0 || series.is_empty() {
+        return;
+    }
+    // Most intervals lie within the bucket looked up last: the loop's one
+    // round without the lookup.
+    if start >= buckets.lo && end <= buckets.lo.saturating_add(bucket) && start < end {
+        if let Some(v) = series.get_mut(buckets.idx) {
+            *v += end - start;
+        }
         return;
     }
     let mut t = start;
@@ -514,40 +543,54 @@ impl Engine {
             .collect();
         let ndomains = s.domains.len();
         let ncores = s.cores;
-        let mut dom_pos = vec![0; ncores];
-        let idle = s
-            .domains
-            .iter()
-            .map(|cores| {
-                let mut bits = vec![0u64; cores.len().div_ceil(64)];
-                for (k, &c) in cores.iter().enumerate() {
-                    dom_pos[c] = k;
-                    bits[k / 64] |= 1 << (k % 64);
-                }
-                bits
-            })
-            .collect();
+        // Flat per-domain tables: the cores of each domain in its order,
+        // and its idle bits; where each core's entries are.
+        let (mut idle, mut idle_at, mut run_at, mut dom_cores) = (vec![], vec![0], vec![0], vec![]);
+        let mut places = vec![(0, 0, 0, 0); ncores];
+        for (d, cores) in s.domains.iter().enumerate() {
+            let base = idle.len();
+            idle.resize(base + cores.len().div_ceil(64), 0);
+            for (k, &c) in cores.iter().enumerate() {
+                idle[base + k / 64] |= 1 << (k % 64);
+                places[c] = (
+                    d as u32,
+                    dom_cores.len() as u32,
+                    (base + k / 64) as u32,
+                    1 << (k % 64),
+                );
+                dom_cores.push(c);
+            }
+            idle_at.push(idle.len());
+            run_at.push(dom_cores.len());
+        }
         let nv = s.vgpus.len();
         Engine {
             cfg: cfg.clone(),
             now: 0,
-            // Slot groups: cores and buses (slot in field a of the event
-            // code), tasks and GPUs (field b); see `encode` and `push`.
+            // Slot groups, in the order of their events' codes: cores and
+            // buses (slot in field a of the event code), GPUs and tasks
+            // (field b); see `encode` and `push`.
             events: EventQueue::new([
                 (ncores, 32, (1 << 27) - 1),
                 (s.links * 2, 32, (1 << 27) - 1),
-                (n, 0, u32::MAX as u64),
                 (g, 0, u32::MAX as u64),
+                (n, 0, u32::MAX as u64),
             ]),
             rng: Rng::new(cfg.seed),
             threads,
             jobs,
             ready: (0..ndomains).map(|_| MinTree::new(n + g)).collect(),
-            cores: (0..ncores)
-                .map(|_| Core {
+            ready_top: vec![queue::EMPTY; ndomains],
+            cores: places
+                .iter()
+                .map(|&(domain, run, idle_word, idle_bit)| Core {
                     running: None,
                     stamp: 0,
                     frozen_until: 0,
+                    domain,
+                    run,
+                    idle_word,
+                    idle_bit,
                 })
                 .collect(),
             allocators,
@@ -579,13 +622,15 @@ impl Engine {
             vgpu_busy: vec![vec![0; nb]; nv],
             active_jobs: 0,
             ntasks: n as u32,
-            dom_run: s.domains.iter().map(|c| vec![(0, 0); c.len()]).collect(),
+            dom_run: vec![(0, 0); dom_cores.len()],
             idle,
-            dom_pos,
+            idle_at,
+            run_at,
+            dom_cores,
             bus_done: Vec::new(),
-            prio_epoch: vec![0; s.groups.len()],
-            key_cache: vec![(u64::MAX, 0); n],
-            refreshed_at: u64::MAX,
+            key_cache: vec![None; n],
+            holder_key: vec![None; g],
+            irq_dirty: vec![0; g.div_ceil(64)],
             s,
         }
     }
@@ -598,12 +643,14 @@ impl Engine {
     // encoding and the slot choice fold to constants there.
     #[inline(always)]
     fn push(&mut self, t: Time, ev: Ev) {
-        // Slot groups: cores, buses, tasks, GPUs (see `new`).
+        // Slot groups: cores, buses, GPUs, tasks (see `new`). Top halves
+        // go to the heap: in a slot per interrupt item they took more
+        // instructions and more time (measured).
         let slot = match ev {
             Ev::Segment(c, _) => Slot::Replace(0, c as usize),
             Ev::Bus(b, _) => Slot::Replace(1, b as usize),
-            Ev::Release(i) => Slot::IfFree(2, i as usize),
-            Ev::KernelDone(g) => Slot::IfFree(3, g as usize),
+            Ev::KernelDone(g) => Slot::IfFree(2, g as usize),
+            Ev::Release(i) => Slot::IfFree(3, i as usize),
             _ => Slot::Heap,
         };
         self.events.push(t, encode(ev), slot);
@@ -618,25 +665,40 @@ impl Engine {
             self.schedule_release(i, 0);
         }
         while let Some((t, code)) = self.events.pop() {
-            let ev = decode(code);
             if t >= self.cfg.duration && (!self.cfg.drain || self.active_jobs == 0) {
                 break;
             }
             self.now = t;
-            match ev {
-                Ev::Release(i) => self.on_release(i),
-                Ev::Segment(c, stamp) => self.on_segment(c, stamp),
-                Ev::PieceStart(i) => self.make_ready(i),
-                Ev::TopHalfDone(k) => self.on_top_half_done(k),
-                Ev::Bus(b, stamp) => self.on_bus(b, stamp),
-                Ev::KernelDone(g) => self.on_kernel_done(g),
-                Ev::VgpuTimer(g) => {
+            // `decode` and the dispatch on its result in one match.
+            let (a, b) = (((code >> 32) & ((1 << 27) - 1)) as u32, code as u32);
+            debug_assert_eq!(
+                decode(code),
+                [
+                    Ev::Segment(a, b),
+                    Ev::Bus(a, b),
+                    Ev::KernelDone(b),
+                    Ev::TopHalfDone(b),
+                    Ev::VgpuTimer(b),
+                    Ev::Release(b),
+                    Ev::PieceStart(b),
+                    Ev::PieceStart(b),
+                ][((code >> 59) & 7) as usize]
+            );
+            match (code >> 59) & 7 {
+                0 => self.on_segment(a, b),
+                1 => self.on_bus(a, b),
+                2 => self.on_kernel_done(b),
+                3 => self.on_top_half_done(b),
+                4 => {
+                    let g = b;
                     let now = self.now;
                     let d = self.vgpu_sched[g as usize]
                         .as_mut()
                         .and_then(|s| s.timer(now));
                     self.vgpu_dispatch(g as usize, d);
                 }
+                5 => self.on_release(b),
+                _ => self.make_ready(b),
             }
         }
         let end = if self.cfg.drain {
@@ -751,7 +813,7 @@ impl Engine {
         th.key = if edf { deadline } else { key0 };
         // A job that starts is in no token or lock queue: only its own
         // effective priority changes.
-        self.key_cache[iu].0 = u64::MAX;
+        self.invalidate(iu, 0);
         self.make_ready(i);
     }
 
@@ -765,7 +827,7 @@ impl Engine {
             // Already queued (never seen in practice): its old entry goes,
             // as the old stamp would have made it stale.
             let d = self.threads[iu].domain as usize;
-            self.ready[d].clear(iu);
+            self.ready_clear(d, iu);
         }
         if iu < self.s.tasks.len() {
             // Piece bookkeeping (P-FP split tasks).
@@ -783,7 +845,7 @@ impl Engine {
                     th.key = p.key;
                 }
                 th.piece_left = if last { Time::MAX } else { p.budget };
-                self.touch(iu);
+                self.invalidate(iu, INHERIT_DEPTH);
                 if release > self.now {
                     self.threads[iu].state = TState::Suspended;
                     self.push(release, Ev::PieceStart(i));
@@ -798,39 +860,40 @@ impl Engine {
         let (d, key) = (th.domain as usize, th.key);
         // Fast path: an idle core and nothing more urgent waiting: run it
         // there without going through the ready queue.
-        let top = self.valid_top(d);
-        if top.is_none_or(|top| (key, i) < top) {
+        if queue::key(key, i as u64) < self.ready_top[d] {
             // It would be the domain's most urgent ready thread: the first
             // round of `schedule` without the round trip through the ready
             // queue.
             match self.first_idle(d) {
                 Some(c) => self.dispatch(i, c),
                 None => match self.preemptible(d) {
-                    Some((wk, wt, c)) if (key, i) < (wk, wt) => {
+                    Some((worst, c)) if queue::key(key, i as u64 + 1) < worst => {
                         self.preempt(c);
                         self.dispatch(i, c);
                         self.schedule(d);
                     }
-                    _ => self.ready[d].set(iu, queue::key(key, i as u64)),
+                    _ => self.ready_set(d, iu, queue::key(key, i as u64)),
                 },
             }
             return;
         }
-        self.ready[d].set(iu, queue::key(key, i as u64));
+        self.ready_set(d, iu, queue::key(key, i as u64));
         self.schedule(d);
     }
 
-    /// The least urgent running thread of domain `d`, `(key, thread,
-    /// core)`, leaving out one whose segment ends at this very instant: it
+    /// The least urgent running thread of domain `d`, `(key << 64 |
+    /// thread + 1, core)`, leaving out one whose segment ends at this very
+    /// instant: it
     /// is finishing, not preemptible (its Segment event, same instant, maybe
     /// not processed yet, frees the core and reschedules; found by the 1M
     /// soundness run).
     #[inline]
-    fn preemptible(&self, d: usize) -> Option<(u64, u32, usize)> {
+    fn preemptible(&self, d: usize) -> Option<(u128, usize)> {
         let now = self.now;
         let mut worst = 0u128;
         let mut at = 0;
-        for (k, &(v, end)) in self.dom_run[d].iter().enumerate() {
+        let base = self.run_at[d];
+        for (k, &(v, end)) in self.dom_run[base..self.run_at[d + 1]].iter().enumerate() {
             let v = if end > now { v } else { 0 };
             if v > worst {
                 worst = v;
@@ -840,16 +903,25 @@ impl Engine {
         if worst == 0 {
             return None;
         }
-        let (wk, wt) = queue::split(worst);
-        Some((wk, (wt - 1) as u32, self.s.domains[d][at]))
+        Some((worst, self.dom_cores[base + at]))
     }
 
     /// The first idle core of domain `d` in the domain's order.
-    #[inline]
+    #[inline(always)]
     fn first_idle(&self, d: usize) -> Option<usize> {
-        for (w, &bits) in self.idle[d].iter().enumerate() {
+        let run = self.run_at[d];
+        let words = self.idle_at[d];
+        if words + 1 == self.idle_at[d + 1] {
+            // One word (up to 64 cores).
+            let bits = self.idle[words];
+            return (bits != 0).then(|| self.dom_cores[run + bits.trailing_zeros() as usize]);
+        }
+        for (w, &bits) in self.idle[self.idle_at[d]..self.idle_at[d + 1]]
+            .iter()
+            .enumerate()
+        {
             if bits != 0 {
-                return Some(self.s.domains[d][w * 64 + bits.trailing_zeros() as usize]);
+                return Some(self.dom_cores[run + w * 64 + bits.trailing_zeros() as usize]);
             }
         }
         None
@@ -857,14 +929,13 @@ impl Engine {
 
     #[inline]
     fn set_idle(&mut self, c: usize, idle: bool) {
-        let d = self.s.core_domain[c];
-        let k = self.dom_pos[c];
-        let bit = 1u64 << (k % 64);
+        let core = &self.cores[c];
+        let (w, bit, run) = (core.idle_word as usize, core.idle_bit, core.run as usize);
         if idle {
-            self.idle[d][k / 64] |= bit;
-            self.dom_run[d][k] = (0, 0);
+            self.idle[w] |= bit;
+            self.dom_run[run] = (0, 0);
         } else {
-            self.idle[d][k / 64] &= !bit;
+            self.idle[w] &= !bit;
         }
     }
 
@@ -877,22 +948,37 @@ impl Engine {
             .map(|(key, tid)| (key, tid as u32))
     }
 
+    /// Thread `i` ready in domain `d` with `key`.
+    #[inline(always)]
+    fn ready_set(&mut self, d: usize, i: usize, key: queue::Key) {
+        self.ready[d].set(i, key);
+        self.ready_top[d] = self.ready[d].root();
+    }
+
+    #[inline(always)]
+    fn ready_clear(&mut self, d: usize, i: usize) {
+        self.ready[d].clear(i);
+        self.ready_top[d] = self.ready[d].root();
+    }
+
     fn schedule(&mut self, d: usize) {
         loop {
-            let Some((key, tid)) = self.valid_top(d) else {
+            let top = self.ready_top[d];
+            if top == queue::EMPTY {
                 return;
-            };
+            }
+            let tid = top as u32;
             let core = match self.first_idle(d) {
                 Some(c) => c,
                 None => match self.preemptible(d) {
-                    Some((wk, wt, c)) if (key, tid) < (wk, wt) => {
+                    Some((worst, c)) if top + 1 < worst => {
                         self.preempt(c);
                         c
                     }
                     _ => return,
                 },
             };
-            self.ready[d].clear(tid as usize);
+            self.ready_clear(d, tid as usize);
             self.dispatch(tid, core);
         }
     }
@@ -909,7 +995,7 @@ impl Engine {
         th.seg_len = th.remaining.min(th.piece_left);
         let end = start.saturating_add(th.seg_len);
         let run = queue::key(th.key, tid as u64 + 1);
-        self.dom_run[self.s.core_domain[c]][self.dom_pos[c]] = (run, end);
+        self.dom_run[self.cores[c].run as usize] = (run, end);
         let core = &mut self.cores[c];
         core.running = Some(tid);
         core.stamp = core.stamp.wrapping_add(1);
@@ -973,7 +1059,8 @@ impl Engine {
             th.remaining += o.sch + o.cxs;
             th.state = TState::Ready;
             let d = th.domain as usize;
-            self.ready[d].set(tid as usize, queue::key(th.key, tid as u64));
+            let key = queue::key(th.key, tid as u64);
+            self.ready_set(d, tid as usize, key);
         }
     }
 
@@ -985,14 +1072,17 @@ impl Engine {
         let Some(tid) = self.stop_running(cu) else {
             return;
         };
-        let d = self.s.core_domain[cu];
+        let d = self.cores[cu].domain as usize;
         self.threads[tid as usize].state = TState::Suspended;
         if (tid as usize) < self.jobs.len() {
             self.task_segment_done(tid);
         } else {
             self.irq_segment_done(tid as usize - self.jobs.len());
         }
-        self.schedule(d);
+        // (Most often nothing is ready.)
+        if self.ready_top[d] != queue::EMPTY {
+            self.schedule(d);
+        }
     }
 
     fn task_segment_done(&mut self, i: u32) {
@@ -1093,13 +1183,16 @@ impl Engine {
                 let g = self.s.groups[group].gpus[gpu];
                 // First, before anything the job does next can re-key.
                 if self.handling == Handling::Klmirqd {
+                    self.holder_key[g] = None;
                     self.rekey_irq(g);
                 }
                 self.on_token(i, g, Some(token));
             }
-            Decision::Queued { .. } => {
+            Decision::Queued { token, .. } => {
                 // A new waiter: its token holder may inherit its priority.
-                self.touch(iu);
+                if let Some(h) = self.allocators[group].holder(token) {
+                    self.invalidate(h as usize, INHERIT_DEPTH);
+                }
                 self.jobs[iu].blocked_since = Some(now);
                 self.refresh_irq_keys();
             }
@@ -1156,7 +1249,7 @@ impl Engine {
                 }
                 None => 0,
             };
-            self.key_cache[iu].0 = u64::MAX;
+            self.fresh_section_key(iu);
             self.advance(i);
             return;
         }
@@ -1284,7 +1377,7 @@ impl Engine {
             (l, n),
         );
         // Its token (or none) is part of its effective priority.
-        self.key_cache[iu].0 = u64::MAX;
+        self.fresh_section_key(iu);
         self.advance(i);
     }
 
@@ -1300,9 +1393,31 @@ impl Engine {
         let prio = self.prio_of(i as usize);
         let (r, ok) = self.locks.request(i as JobId, prio, locks);
         if !ok {
-            // A new waiter (a request satisfied at once found its locks'
-            // queues empty: it has no waiters, and waits on nothing).
-            self.touch(i as usize);
+            // A new waiter: the holders of its locks may inherit its
+            // priority (a request satisfied at once found its locks' queues
+            // empty: it has no waiters, and waits on nothing). One that
+            // holds no lock passes on the same priority at every depth
+            // (its own, or what it inherits in its token queue): the
+            // holders up the chain take the minimum.
+            let j = &self.jobs[i as usize];
+            let holds = j.held[0] || j.held[1] || j.held[2];
+            let c = if holds {
+                None
+            } else {
+                let group = self.s.tasks[i as usize]
+                    .gpu
+                    .as_ref()
+                    .map_or(0, |gt| gt.group);
+                Some(self.effective_key(i, &self.allocators[group], 0))
+            };
+            for &l in locks {
+                if let Some(h) = self.locks.holder(l) {
+                    match c {
+                        Some(c) => self.inherit_more(h as usize, c, INHERIT_DEPTH - 1),
+                        None => self.invalidate(h as usize, INHERIT_DEPTH),
+                    }
+                }
+            }
         }
         if self.req_owner.len() <= r {
             self.req_owner.resize(r + 1, 0);
@@ -1381,6 +1496,18 @@ impl Engine {
             j.held[1] = true;
         } else {
             j.held[0] = true;
+        }
+    }
+
+    /// The locks of granted request `g` (its lock twice for one lock).
+    fn granted_locks(&self, g: &LockGrant) -> [usize; 2] {
+        let j = &self.jobs[self.req_owner[g.req] as usize];
+        if j.gpu_lock == Some(g.req) {
+            [j.gpu_lock_id; 2]
+        } else if j.reqs[1] == Some(g.req) {
+            j.req_locks[1]
+        } else {
+            j.req_locks[0]
         }
     }
 
@@ -1567,41 +1694,39 @@ impl Engine {
     #[inline(always)]
     fn owner_key(&mut self, i: u32) -> u64 {
         let (key, fresh) = self.peek_owner_key(i);
-        if let Some(epoch) = fresh {
-            self.key_cache[i as usize] = (epoch, key);
+        if fresh {
+            self.key_cache[i as usize] = Some(key);
         }
         key
     }
 
     /// [`Self::owner_key`] without storing into the cache: the key, and
-    /// the epoch to cache it under when it was computed here.
+    /// whether it was computed here (the cache was stale).
     #[inline(always)]
-    fn peek_owner_key(&self, i: u32) -> (u64, Option<u64>) {
+    fn peek_owner_key(&self, i: u32) -> (u64, bool) {
         let iu = i as usize;
-        let Some(group) = self.s.tasks[iu].gpu.as_ref().map(|gt| gt.group) else {
-            return (self.threads[iu].key, None);
-        };
-        let epoch = self.prio_epoch[group];
-        let (at, cached) = self.key_cache[iu];
-        if at == epoch && !cfg!(debug_assertions) {
-            return (cached, None);
+        let cached = self.key_cache[iu];
+        if let Some(k) = cached {
+            if !cfg!(debug_assertions) {
+                return (k, false);
+            }
         }
-        let key = self.effective_key(i, &self.allocators[group], 4);
+        let Some(group) = self.s.tasks[iu].gpu.as_ref().map(|gt| gt.group) else {
+            return (self.threads[iu].key, false);
+        };
+        let key = self.effective_key(i, &self.allocators[group], INHERIT_DEPTH);
         debug_assert_eq!(
             key,
-            match self.s.tasks[iu].gpu.as_ref() {
-                Some(gt) => effective_priority(
-                    i as JobId,
-                    &|j: JobId| self.threads[j as usize].key,
-                    &self.allocators[gt.group],
-                    &self.locks,
-                ),
-                None => self.threads[iu].key,
-            },
+            effective_priority(
+                i as JobId,
+                &|j: JobId| self.threads[j as usize].key,
+                &self.allocators[group],
+                &self.locks,
+            ),
             "effective_key agrees with the policy core"
         );
-        debug_assert!(at != epoch || cached == key, "stale key cache");
-        (key, Some(epoch))
+        debug_assert!(cached.is_none_or(|k| k == key), "stale key cache");
+        (key, true)
     }
 
     /// klmirqd: GPU `g`'s interrupt thread runs at the most urgent effective
@@ -1614,21 +1739,171 @@ impl Engine {
     /// priority keeps a middle-priority task from delaying the more urgent
     /// owner through the other's bottom half (the analysis assumes this).
     fn gpu_irq_key(&mut self, g: usize, owner: u32) -> u64 {
-        let own = self.owner_key(owner);
-        let (group, local) = (self.s.gpus[g].group, self.s.gpus[g].local);
-        gpu_owner_priority(&self.allocators[group], local, |h| self.peek_owner_key(h).0)
-            .map_or(own, |p| p.min(own))
+        // An owner holding one of the GPU's tokens is among the holders,
+        // whose cached key covers it.
+        let j = &self.jobs[owner as usize];
+        if let Some(Some(v)) = self.holder_key[g] {
+            if j.has_token && j.section_gpu == g && !cfg!(debug_assertions) {
+                return v;
+            }
+        }
+        let own = if j.has_token && j.section_gpu == g && self.holder_key[g].is_some() {
+            debug_assert!({
+                let (group, local) = (self.s.gpus[g].group, self.s.gpus[g].local);
+                let a = &self.allocators[group];
+                a.tokens_of(local).any(|t| a.holder(t) == Some(owner))
+            });
+            LOWEST
+        } else {
+            self.owner_key(owner)
+        };
+        let cached = self.holder_key[g];
+        let holders = match cached {
+            Some(h) if !cfg!(debug_assertions) => h,
+            _ => {
+                // `gpu_owner_priority`, caching the holders' keys on the way.
+                let (group, local) = (self.s.gpus[g].group, self.s.gpus[g].local);
+                let mut h: Option<u64> = None;
+                for t in self.allocators[group].tokens_of(local) {
+                    if let Some(j) = self.allocators[group].holder(t) {
+                        let k = self.owner_key(j);
+                        h = Some(h.map_or(k, |h| h.min(k)));
+                    }
+                }
+                debug_assert_eq!(
+                    h,
+                    gpu_owner_priority(&self.allocators[group], local, |h| {
+                        self.peek_owner_key(h).0
+                    }),
+                    "holder key as the policy core's"
+                );
+                debug_assert!(cached.is_none_or(|c| c == h), "stale holder key");
+                self.holder_key[g] = Some(h);
+                h
+            }
+        };
+        holders.map_or(own, |p| p.min(own))
     }
 
-    /// Task `i` changed something an effective priority can depend on: its
-    /// key, its token, its engine-lock requests, or a token queue or engine
-    /// lock of its GPU group. Effective priorities of one group depend on
-    /// that group only (its allocator, the locks of its GPUs, which only
-    /// its tasks request, and those tasks' keys), so only its epoch moves.
+    /// Job `i`'s effective priority may have moved (its key, its token, its
+    /// engine-lock requests, its token queue or the locks it holds
+    /// changed): drops its cached key and, when it is in a GPU section, its
+    /// GPU's holder key, and marks that GPU's interrupt thread for
+    /// re-keying; then the same, `depth` levels up, for the holders of the
+    /// locks it waits on, which inherit its effective priority
+    /// ([`Self::effective_key`]: a job's priority reaches
+    /// [`INHERIT_DEPTH`] holders up the chain). Only those can move: a
+    /// job's effective priority depends on its own state, the base
+    /// priorities in its token queue and the effective priorities of the
+    /// waiters of the locks it holds. Debug builds recompute every key
+    /// asked for and check any cached one.
     #[inline]
-    fn touch(&mut self, i: usize) {
-        if let Some(gt) = &self.s.tasks[i].gpu {
-            self.prio_epoch[gt.group] += 1;
+    fn invalidate(&mut self, i: usize, depth: u8) {
+        self.key_cache[i] = None;
+        let j = &self.jobs[i];
+        if j.phase == Phase::Gpu {
+            let g = j.section_gpu;
+            self.holder_key[g] = None;
+            self.irq_dirty[g / 64] |= 1 << (g % 64);
+        }
+        let waiting = (j.reqs[0].is_some() && !j.held[0])
+            || (j.reqs[1].is_some() && !j.held[1])
+            || (j.gpu_lock.is_some() && !j.held[2]);
+        if depth > 0 && waiting {
+            self.invalidate_up(i, depth);
+        }
+    }
+
+    /// Job `i` and the holders up the chain from it (`hops` more) now also
+    /// inherit `c`: a job that holds no lock joined the queue of a lock `i`
+    /// holds. Such a job's effective priority is `c` at every recursion
+    /// depth, and [`Self::effective_key`] of a job `k` hops up (`k` <=
+    /// [`INHERIT_DEPTH`]) reaches it at depth `INHERIT_DEPTH - k`: the new
+    /// priorities are the old ones' minimum with `c`, so cached ones are
+    /// lowered instead of dropped (debug builds recompute and check them).
+    fn inherit_more(&mut self, i: usize, c: u64, hops: u8) {
+        if let Some(k) = self.key_cache[i] {
+            if c < k {
+                self.key_cache[i] = Some(c);
+            }
+        }
+        let j = &self.jobs[i];
+        if j.phase == Phase::Gpu {
+            let g = j.section_gpu;
+            // A token holder's GPU's holder key is the minimum over them.
+            if j.has_token {
+                if let Some(Some(v)) = self.holder_key[g] {
+                    if c < v {
+                        self.holder_key[g] = Some(Some(c));
+                    }
+                }
+            }
+            self.irq_dirty[g / 64] |= 1 << (g % 64);
+        }
+        if hops == 0 {
+            return;
+        }
+        let waits = [
+            (j.reqs[0].is_some() && !j.held[0], j.req_locks[0]),
+            (j.reqs[1].is_some() && !j.held[1], j.req_locks[1]),
+            (j.gpu_lock.is_some() && !j.held[2], [j.gpu_lock_id; 2]),
+        ];
+        for (waiting, locks) in waits {
+            if !waiting {
+                continue;
+            }
+            for (n, &l) in locks.iter().enumerate() {
+                if n == 1 && l == locks[0] {
+                    continue;
+                }
+                if let Some(h) = self.locks.holder(l) {
+                    if h as usize != i {
+                        self.inherit_more(h as usize, c, hops - 1);
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`Self::invalidate`]'s pass up the chain: the holders of the locks
+    /// job `i` waits on.
+    #[inline(never)]
+    fn invalidate_up(&mut self, i: usize, depth: u8) {
+        let j = &self.jobs[i];
+        let waits = [
+            (j.reqs[0].is_some() && !j.held[0], j.req_locks[0]),
+            (j.reqs[1].is_some() && !j.held[1], j.req_locks[1]),
+            (j.gpu_lock.is_some() && !j.held[2], [j.gpu_lock_id; 2]),
+        ];
+        for (waiting, locks) in waits {
+            if !waiting {
+                continue;
+            }
+            for (n, &l) in locks.iter().enumerate() {
+                if n == 1 && l == locks[0] {
+                    continue;
+                }
+                if let Some(h) = self.locks.holder(l) {
+                    if h as usize != i {
+                        self.invalidate(h as usize, depth - 1);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Job `i` got its token (or its vGPU's GPU) for a new section: its
+    /// effective priority may have moved. It holds no engine lock yet
+    /// (every lock of its last section was released), so it inherits only
+    /// through its token queue, from nobody when no one waits there: then
+    /// its effective priority is its own, cached at once.
+    fn fresh_section_key(&mut self, i: usize) {
+        self.invalidate(i, INHERIT_DEPTH);
+        let j = &self.jobs[i];
+        debug_assert!(!j.held.contains(&true), "no lock held at a section's start");
+        let group = self.s.tasks[i].gpu.as_ref().map_or(0, |gt| gt.group);
+        if !j.has_token || self.allocators[group].queue_len(j.token) <= 1 {
+            self.key_cache[i] = Some(self.threads[i].key);
         }
     }
 
@@ -1652,7 +1927,8 @@ impl Engine {
         if j.has_token && tokens.queue_len(j.token) > 1 {
             p = p.min(tokens.inherited(job as JobId).unwrap_or(LOWEST));
         }
-        if depth == 0 {
+        // (Most jobs asked for hold no lock.)
+        if depth == 0 || !(j.held[0] || j.held[1] || j.held[2]) {
             return p;
         }
         // The locks of its satisfied requests are the locks it holds (a
@@ -1670,7 +1946,8 @@ impl Engine {
                 continue;
             }
             debug_assert_eq!(self.locks.holder(l), Some(job as JobId), "held flags");
-            for (w, _) in self.locks.waiters(l) {
+            // It holds `l`: its waiters are the requests behind its own.
+            for (w, _) in self.locks.queued(l).skip(1) {
                 if w != job as JobId {
                     p = p.min(self.effective_key(w, tokens, depth - 1));
                 }
@@ -1710,8 +1987,7 @@ impl Engine {
             }
             th.seg_len -= p;
             th.seg_start = end;
-            self.dom_run[self.s.core_domain[c]][self.dom_pos[c]].1 =
-                th.seg_start.saturating_add(th.seg_len);
+            self.dom_run[self.cores[c].run as usize].1 = th.seg_start.saturating_add(th.seg_len);
             self.cores[c].stamp = self.cores[c].stamp.wrapping_add(1);
             let stamp = self.cores[c].stamp;
             let seg_end = end + th.seg_len;
@@ -1759,6 +2035,12 @@ impl Engine {
             return;
         }
         self.irq_items[k as usize].start = self.now;
+        if self.irq_current[gpu].is_none() && self.irq_queue[gpu].is_empty() {
+            // Straight to the idle interrupt thread (`irq_next` without the
+            // round trip through its queue).
+            self.irq_start(gpu, k);
+            return;
+        }
         self.irq_queue[gpu].push_back(k);
         if self.irq_current[gpu].is_none() {
             self.irq_next(gpu);
@@ -1773,21 +2055,29 @@ impl Engine {
         if self.handling != Handling::Klmirqd {
             return;
         }
-        // Nothing that can move an effective priority changed since the
-        // last pass (epochs only grow): the keys it set, and those set by
-        // `irq_next` since, are current. Debug builds check it.
-        let total = self.prio_epoch.iter().sum::<u64>();
-        let unchanged = total == self.refreshed_at;
-        if unchanged && !cfg!(debug_assertions) {
+        // Only the GPUs marked by `invalidate` since their last pass: on
+        // the others nothing that can move the key changed, so the keys
+        // set then, and those set by `irq_next` since, are current. In
+        // GPU order, as a pass over all would re-key them. Debug builds
+        // visit every GPU and check it.
+        if cfg!(debug_assertions) {
+            for g in 0..self.irq_current.len() {
+                let dirty = self.irq_dirty[g / 64] & (1 << (g % 64)) != 0;
+                let moved = self.rekey_irq(g);
+                debug_assert!(
+                    dirty || !moved,
+                    "an interrupt thread's key moved without a change"
+                );
+            }
+            self.irq_dirty.iter_mut().for_each(|w| *w = 0);
             return;
         }
-        self.refreshed_at = total;
-        for g in 0..self.irq_current.len() {
-            let moved = self.rekey_irq(g);
-            debug_assert!(
-                !(unchanged && moved),
-                "an interrupt thread's key moved without a change"
-            );
+        for w in 0..self.irq_dirty.len() {
+            while self.irq_dirty[w] != 0 {
+                let bit = self.irq_dirty[w].trailing_zeros() as usize;
+                self.irq_dirty[w] &= !(1 << bit);
+                self.rekey_irq(w * 64 + bit);
+            }
         }
     }
 
@@ -1812,8 +2102,8 @@ impl Engine {
                 // preemption decisions read; a less urgent key may let a
                 // ready thread preempt it.
                 let c = c as usize;
-                let d = self.s.core_domain[c];
-                self.dom_run[d][self.dom_pos[c]].0 = queue::key(key, tid as u64 + 1);
+                let d = self.cores[c].domain as usize;
+                self.dom_run[self.cores[c].run as usize].0 = queue::key(key, tid as u64 + 1);
                 self.schedule(d);
             }
             _ => {}
@@ -1827,6 +2117,12 @@ impl Engine {
             self.irq_current[g] = None;
             return;
         };
+        self.irq_start(g, k);
+    }
+
+    /// GPU `g`'s interrupt thread takes item `k`'s bottom half.
+    #[inline(always)]
+    fn irq_start(&mut self, g: usize, k: u32) {
         self.irq_current[g] = Some(k);
         let (mut key, cost) = self.irq_items[k as usize].deferred.unwrap_or((0, 0));
         let owner = self.irq_items[k as usize].owner as usize;
@@ -1897,6 +2193,7 @@ impl Engine {
 
     /// The job learned that its current op completed: release per-op locks
     /// and go on.
+    #[inline]
     fn op_done(&mut self, i: u32) {
         let iu = i as usize;
         let j = &self.jobs[iu];
@@ -1942,9 +2239,9 @@ impl Engine {
         grants.clear();
         for k in 0..2 {
             if let Some(r) = self.jobs[iu].reqs[k].take() {
-                self.jobs[iu].held[k] = false;
+                let held = std::mem::replace(&mut self.jobs[iu].held[k], false);
                 let locks = self.jobs[iu].req_locks[k];
-                self.release_lock(iu, r, locks, &mut grants);
+                self.release_lock(iu, r, locks, held, &mut grants);
             }
         }
         for g in &grants {
@@ -1966,12 +2263,45 @@ impl Engine {
         iu: usize,
         r: ReqId,
         locks: [usize; 2],
+        held: bool,
         grants: &mut Vec<LockGrant>,
     ) {
         let waited = locks.iter().any(|&l| self.locks.queue_len(l) > 1);
-        self.locks.release(r, grants);
         if waited {
-            self.touch(iu);
+            // The holders before (this job when its request was satisfied,
+            // else whoever holds the locks it waited on) and after (the
+            // grants) lose or gain what they inherit.
+            if !held {
+                for (n, &l) in locks.iter().enumerate() {
+                    if n == 1 && l == locks[0] {
+                        continue;
+                    }
+                    if let Some(h) = self.locks.holder(l) {
+                        self.invalidate(h as usize, INHERIT_DEPTH);
+                    }
+                }
+            }
+            let before = grants.len();
+            self.locks.release(r, grants);
+            // Its effective priority can only rise, to no more than what
+            // it has without the locks' waiters (depth 0: its own and its
+            // token queue's): when that is what it had, it stays.
+            let group = self.s.tasks[iu].gpu.as_ref().map_or(0, |gt| gt.group);
+            let base = self.effective_key(iu as u32, &self.allocators[group], 0);
+            if self.key_cache[iu] != Some(base) {
+                self.invalidate(iu, INHERIT_DEPTH);
+            }
+            for g in &grants[before..] {
+                // A new holder inherits from those still waiting on the
+                // locks it got; with nobody behind it, nothing (waiting
+                // passed nothing on to it either).
+                let [a, b] = self.granted_locks(g);
+                if self.locks.queue_len(a) > 1 || self.locks.queue_len(b) > 1 {
+                    self.invalidate(g.job as usize, INHERIT_DEPTH);
+                }
+            }
+        } else {
+            self.locks.release(r, grants);
         }
     }
 
@@ -1979,11 +2309,11 @@ impl Engine {
         let iu = i as usize;
         let now = self.now;
         if let Some(r) = self.jobs[iu].gpu_lock.take() {
-            self.jobs[iu].held[2] = false;
+            let held = std::mem::replace(&mut self.jobs[iu].held[2], false);
             let mut grants = std::mem::take(&mut self.grants);
             grants.clear();
             let l = self.jobs[iu].gpu_lock_id;
-            self.release_lock(iu, r, [l, l], &mut grants);
+            self.release_lock(iu, r, [l, l], held, &mut grants);
             for g in &grants {
                 self.mark_held(g);
             }
@@ -2012,11 +2342,17 @@ impl Engine {
             let alloc = &mut self.allocators[group];
             alloc.predictor_mut().observe(iu, distance, cost);
             let grant = alloc.release(i as JobId, now);
-            if grant.is_some() {
-                // A waiter became a holder (without a grant, no one waited).
-                self.touch(iu);
+            // It holds no token now; a waiter that became the holder is
+            // re-keyed by `on_token`; a stolen one left another token's
+            // queue, whose holder inherited from it.
+            self.invalidate(iu, INHERIT_DEPTH);
+            if grant.is_some_and(|g| g.stolen) {
+                for t in 0..self.allocators[group].tokens() {
+                    if let Some(h) = self.allocators[group].holder(t) {
+                        self.invalidate(h as usize, INHERIT_DEPTH);
+                    }
+                }
             }
-            self.key_cache[iu].0 = u64::MAX;
             if let Some(grant) = grant {
                 let gg = self.s.groups[group].gpus[grant.gpu];
                 self.on_token(grant.job, gg, Some(grant.token));

@@ -152,55 +152,59 @@ pub(crate) const GROUPS: usize = 4;
 /// The event queue; see the module docs.
 pub(crate) struct EventQueue {
     /// One tree per group of slots (cores, buses, ...), so that a slot's
-    /// update climbs only its group's tree. A tree key is `time << bits |
-    /// slot` in one u64 (half the width of a `(time, code)` key, which
-    /// roughly halves the cost of a pass up the tree); the code of the
-    /// slot's event is kept in `codes`. Within a group this orders events
-    /// as their codes would: a group holds one kind of event, whose codes
-    /// differ first in the slot's index.
+    /// update climbs only its group's tree. Slots are numbered across
+    /// groups, a group's after those of the groups before it, and a tree
+    /// key is `time << bits | slot` in one u64 (half the width of a
+    /// `(time, code)` key); the code of the slot's event is kept in
+    /// `codes`. This orders events as their codes would: at equal times
+    /// the codes of a lower group's events are lower, and within a group
+    /// (one kind of event) they differ first in the slot's index (see
+    /// [`EventQueue::new`]).
     trees: [MinTree<u64>; GROUPS],
-    /// Per group: bits of the slot index in a tree key.
-    bits: [u32; GROUPS],
-    /// Per group, per slot: the code of the event in the slot.
-    codes: [Vec<u64>; GROUPS],
-    /// Each tree's minimum as a `(time, code)` key, side by side for the
-    /// pop's scan.
-    roots: [Key; GROUPS],
+    /// Each tree's minimum, side by side for the pop's scan.
+    roots: [u64; GROUPS],
+    /// Bits of the slot index in a tree key.
+    bits: u32,
+    /// Per group: its first slot.
+    base: [usize; GROUPS],
+    /// Per slot: its group.
+    group: Vec<u8>,
+    /// Per slot: the code of the event in the slot.
+    codes: Vec<u64>,
     /// Per group, `(shift, mask)`: the slot of an event is
-    /// `(code >> shift) & mask`.
+    /// `(code >> shift) & mask` (debug checks).
     slot_of: [(u32, u64); GROUPS],
     heap: BinaryHeap<Reverse<Key>>,
     /// Slot popped last, cleared lazily (its owner usually refills it at
-    /// once, which then costs one pass up the tree instead of two).
-    taken: Option<(usize, usize)>,
+    /// once, which then costs one pass up the tree instead of two);
+    /// `usize::MAX` when none.
+    taken: usize,
 }
 
 impl EventQueue {
     /// `groups[g] = (slots, shift, mask)`: group `g` has `slots` slots and
-    /// the slot of its events' codes is `(code >> shift) & mask`; the codes
-    /// of a group's events must order as their slots do at equal times.
+    /// the slot of its events' codes is `(code >> shift) & mask`. At equal
+    /// times, the codes of group `g`'s events must be lower than those of
+    /// any later group's, and order as their slots do within the group.
     pub(crate) fn new(groups: [(usize, u32, u64); GROUPS]) -> EventQueue {
+        let mut base = [0; GROUPS];
+        let mut group = Vec::new();
+        for (g, &(slots, ..)) in groups.iter().enumerate() {
+            base[g] = group.len();
+            group.extend(std::iter::repeat_n(g as u8, slots));
+        }
+        let n = group.len();
         EventQueue {
             trees: groups.map(|(n, ..)| MinTree::new(n)),
-            bits: groups.map(|(n, ..)| usize::BITS - (n.max(1) - 1).leading_zeros()),
-            codes: groups.map(|(n, ..)| vec![0; n]),
-            roots: [EMPTY; GROUPS],
+            roots: [u64::MAX; GROUPS],
+            bits: usize::BITS - (n.max(1) - 1).leading_zeros(),
+            base,
+            group,
+            codes: vec![0; n],
             slot_of: groups.map(|(_, s, m)| (s, m)),
             heap: BinaryHeap::with_capacity(16),
-            taken: None,
+            taken: usize::MAX,
         }
-    }
-
-    /// Tree `g`'s minimum as a `(time, code)` key.
-    #[inline]
-    fn full_root(&self, g: usize) -> Key {
-        let k = self.trees[g].root();
-        if k == u64::MAX {
-            return EMPTY;
-        }
-        let b = self.bits[g];
-        let slot = (k & ((1u64 << b) - 1)) as usize;
-        key(k >> b, self.codes[g][slot])
     }
 
     // Always inlined: the engine's call sites each pass one kind of slot,
@@ -210,7 +214,7 @@ impl EventQueue {
         let (g, i) = match slot {
             Slot::Replace(g, i) => (g, i),
             Slot::IfFree(g, i)
-                if self.taken == Some((g, i)) || self.trees[g].get(i) == u64::MAX =>
+                if self.taken == self.base[g] + i || self.trees[g].get(i) == u64::MAX =>
             {
                 (g, i)
             }
@@ -224,7 +228,8 @@ impl EventQueue {
             i as u64,
             "event code names its slot"
         );
-        let b = self.bits[g];
+        let s = self.base[g] + i;
+        let b = self.bits;
         if t >= u64::MAX >> b {
             // Beyond what a tree key holds (2^(64 - bits) ns, years for any
             // practical slot count): the heap. A slot's older event left in
@@ -233,44 +238,40 @@ impl EventQueue {
             self.heap.push(Reverse(key(t, code)));
             return;
         }
-        if self.taken == Some((g, i)) {
-            self.taken = None;
+        if self.taken == s {
+            self.taken = usize::MAX;
         }
-        self.codes[g][i] = code;
-        self.trees[g].set(i, t << b | i as u64);
-        self.roots[g] = self.full_root(g);
+        self.codes[s] = code;
+        self.trees[g].set(i, t << b | s as u64);
+        self.roots[g] = self.trees[g].root();
     }
 
     /// The next event: `(time, code)`.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<(Time, u64)> {
-        if let Some((g, i)) = self.taken.take() {
-            self.trees[g].clear(i);
-            self.roots[g] = self.full_root(g);
+        if self.taken != usize::MAX {
+            let s = self.taken;
+            let g = self.group[s] as usize;
+            self.trees[g].clear(s - self.base[g]);
+            self.roots[g] = self.trees[g].root();
+            self.taken = usize::MAX;
         }
-        let mut best = EMPTY;
-        let mut group = usize::MAX;
-        for (g, &k) in self.roots.iter().enumerate() {
-            if k < best {
-                best = k;
-                group = g;
-            }
+        let mut k = self.roots[0];
+        for &r in &self.roots[1..] {
+            k = k.min(r);
         }
+        let b = self.bits;
+        let s = (k & ((1u64 << b) - 1)) as usize;
         if let Some(&Reverse(h)) = self.heap.peek() {
-            if h < best {
+            if k == u64::MAX || h < key(k >> b, self.codes[s]) {
                 self.heap.pop();
                 return Some(split(h));
             }
-        }
-        if group == usize::MAX {
+        } else if k == u64::MAX {
             return None;
         }
-        let b = self.bits[group];
-        self.taken = Some((
-            group,
-            (self.trees[group].root() & ((1u64 << b) - 1)) as usize,
-        ));
-        Some(split(best))
+        self.taken = s;
+        Some((k >> b, self.codes[s]))
     }
 }
 
@@ -307,14 +308,13 @@ mod tests {
     #[test]
     fn far_future_events_pop_in_order() {
         let mut q = EventQueue::new([(3, 32, 0xffff), (1, 32, 0xffff), (0, 0, 0), (0, 0, 0)]);
-        let far = u64::MAX >> 2; // group 0 has 2 slot bits
+        let far = u64::MAX >> 2; // 4 slots: 2 slot bits
         q.push(far, 2 << 32, Slot::IfFree(0, 2));
         q.push(far, 1 << 32, Slot::Replace(0, 1));
         q.push(far - 1, 0, Slot::Replace(0, 0));
         q.push(5, 0, Slot::Replace(1, 0));
-        // Group 1 has one slot (no slot bits): only u64::MAX is too far.
         q.push(u64::MAX, 0, Slot::Replace(1, 0));
-        // The replaced (stale) event of group 1 stays in its tree: the
+        // The replaced (stale) event of group 1 stays in the tree: the
         // engine drops such events by their stamp.
         assert_eq!(q.pop(), Some((5, 0)));
         assert_eq!(q.pop(), Some((far - 1, 0)));
@@ -331,8 +331,9 @@ mod tests {
         let mut rng = Rng::new(11);
         let slots = 6;
         // Slots 0..3 in group 0, 3..6 in group 1; an event's code has its
-        // slot in the group at bit 32.
-        let mut q = EventQueue::new([(3, 32, 0xffff), (3, 32, 0xffff), (0, 0, 0), (0, 0, 0)]);
+        // group at bit 40 (a lower group's codes are lower) and its slot
+        // in the group at bit 32.
+        let mut q = EventQueue::new([(3, 32, 0xff), (3, 32, 0xff), (0, 0, 0), (0, 0, 0)]);
         let at = |s: usize| (s / 3, s % 3);
         // Model: a heap of (key, live) where replaced entries are dead.
         let mut model: BinaryHeap<Reverse<((Time, u64), u64)>> = BinaryHeap::new();
@@ -345,7 +346,7 @@ mod tests {
                 let t = now + rng.range(0, 50);
                 let s = rng.range(0, slots as u64) as usize;
                 serial += 1;
-                let code = ((s % 3) as u64) << 32 | (serial & 0xffff);
+                let code = ((s / 3) as u64) << 40 | ((s % 3) as u64) << 32 | (serial & 0xffff);
                 let slot = if s == slots {
                     Slot::Heap
                 } else if s.is_multiple_of(2) {
