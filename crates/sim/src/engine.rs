@@ -883,10 +883,9 @@ impl Engine {
 
     /// The least urgent running thread of domain `d`, `(key << 64 |
     /// thread + 1, core)`, leaving out one whose segment ends at this very
-    /// instant: it
-    /// is finishing, not preemptible (its Segment event, same instant, maybe
-    /// not processed yet, frees the core and reschedules; found by the 1M
-    /// soundness run).
+    /// instant: it is finishing, not preemptible (its Segment event, same
+    /// instant, maybe not processed yet, frees the core and reschedules;
+    /// found by the 1M soundness run).
     #[inline]
     fn preemptible(&self, d: usize) -> Option<(u128, usize)> {
         let now = self.now;
