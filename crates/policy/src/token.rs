@@ -208,20 +208,11 @@ impl TokenAllocator {
             return self.choose_earliest(r, now);
         }
         let mut best = (u64::MAX, true, usize::MAX);
-        // The request's own cost on a GPU, computed once for the GPU's
-        // tokens (consecutive queues).
-        let mut cost_for = (usize::MAX, 0);
         for (k, q) in self.queues.iter().enumerate() {
             if self.cfg.rule == QueueRule::Static && q.gpu != r.static_gpu {
                 continue;
             }
-            let mut key = self.wait(q, now);
-            if self.cfg.rule == QueueRule::EarliestCompletion {
-                if cost_for.0 != q.gpu {
-                    cost_for = (q.gpu, self.cost_on(r.task, r.hold, r.last_gpu, q.gpu));
-                }
-                key = key.saturating_add(cost_for.1);
-            }
+            let key = self.wait(q, now);
             // Ties: stay on the previous GPU, then the lowest index.
             let away = r.last_gpu != Some(q.gpu);
             if (key, away, k) < best {
@@ -241,13 +232,11 @@ impl TokenAllocator {
     /// GPU section).
     fn choose_earliest(&self, r: &Request, now: Time) -> usize {
         let mut best = (u64::MAX, true, usize::MAX);
+        // The request's own cost on a GPU, computed once for the GPU's
+        // tokens (consecutive queues).
         let mut cost_for = (usize::MAX, 0);
         for (k, q) in self.queues.iter().enumerate() {
-            let h = q
-                .holder
-                .as_ref()
-                .map_or(0, |e| e.cost.saturating_sub(now.saturating_sub(e.since)));
-            let wait = q.waiting.iter().fold(h, |s, e| s.saturating_add(e.cost));
+            let wait = self.wait(q, now);
             if cost_for.0 != q.gpu {
                 cost_for = (q.gpu, self.cost_on(r.task, r.hold, r.last_gpu, q.gpu));
             }
