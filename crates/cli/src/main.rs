@@ -100,16 +100,8 @@ enum Command {
         /// GPU backend for GPU-using tasks.
         #[arg(long, value_enum, default_value = "auto")]
         backend: gpu::BackendChoice,
-        /// Mode of klmirqd's per-GPU completion threads (with
-        /// `interrupts = "klmirqd"`): at the GPU owner's effective priority
-        /// (dependent), or as a SCHED_DEADLINE bandwidth server (independent).
-        #[arg(long, value_enum, default_value = "dependent")]
-        klmirqd: run::KlmirqdChoice,
-        /// Independent mode: the server's runtime per period and its period,
-        /// e.g. "200 us/2 ms" (default: sized from the workload's bottom
-        /// halves, η·Δbh per task and period).
-        #[arg(long, value_name = "RUNTIME/PERIOD")]
-        klmirqd_server: Option<String>,
+        #[command(flatten)]
+        klmirqd: run::KlmirqdArgs,
     },
     /// Serve the GPU arbiter to other processes over a Unix socket (clients
     /// that die release what they held at once).
@@ -220,7 +212,6 @@ fn main() -> ExitCode {
             no_realtime,
             backend,
             klmirqd,
-            klmirqd_server,
         } => run::run(&run::Options {
             file: &file,
             duration: &duration,
@@ -229,8 +220,7 @@ fn main() -> ExitCode {
             trace: trace.as_deref(),
             realtime: !no_realtime,
             backend,
-            klmirqd,
-            klmirqd_server: klmirqd_server.as_deref(),
+            klmirqd: &klmirqd,
         }),
         Command::Daemon {
             socket,

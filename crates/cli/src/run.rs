@@ -18,8 +18,53 @@ pub struct Options<'a> {
     pub trace: Option<&'a Path>,
     pub realtime: bool,
     pub backend: crate::gpu::BackendChoice,
+    pub klmirqd: &'a KlmirqdArgs,
+}
+
+/// `--klmirqd` and `--klmirqd-server`, shared by `rtgpu run` and
+/// `rtgpu simulate`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct KlmirqdArgs {
+    /// Mode of klmirqd's per-GPU completion threads (with
+    /// `interrupts = "klmirqd"`): at the GPU owner's effective priority
+    /// (dependent), or as a SCHED_DEADLINE bandwidth server (independent).
+    #[arg(long, value_enum, default_value = "dependent")]
     pub klmirqd: KlmirqdChoice,
-    pub klmirqd_server: Option<&'a str>,
+    /// Independent mode: the server's runtime per period and its period,
+    /// e.g. "200 us/2 ms" (default: sized from the workload's bottom
+    /// halves, η·Δbh per task and period).
+    #[arg(long, value_name = "RUNTIME/PERIOD")]
+    pub klmirqd_server: Option<String>,
+}
+
+impl KlmirqdArgs {
+    /// The mode asked for: the runtime's, whose server the simulator and
+    /// the analysis take too ([`server_of`]).
+    pub fn mode(&self) -> Result<KlmirqdMode, String> {
+        match (self.klmirqd, &self.klmirqd_server) {
+            (KlmirqdChoice::Dependent, None) => Ok(KlmirqdMode::Dependent),
+            (KlmirqdChoice::Dependent, Some(_)) => {
+                Err("--klmirqd-server needs --klmirqd independent".into())
+            }
+            (KlmirqdChoice::Independent, None) => Ok(KlmirqdMode::Independent(None)),
+            (KlmirqdChoice::Independent, Some(t)) => {
+                parse_server(t).map(|s| KlmirqdMode::Independent(Some(s)))
+            }
+        }
+    }
+}
+
+/// The simulator's setting for klmirqd's `mode`.
+pub fn sim_klmirqd(mode: &KlmirqdMode) -> rtgpu_sim::Klmirqd {
+    match mode {
+        KlmirqdMode::Independent(s) => rtgpu_sim::Klmirqd::Independent(server_of(s)),
+        _ => rtgpu_sim::Klmirqd::Dependent,
+    }
+}
+
+/// A configured server as the analysis sees it.
+fn server_of(s: &Option<ServerConfig>) -> Option<rtgpu_analysis::server::Server> {
+    s.map(|s| rtgpu_analysis::server::Server::new(s.runtime, s.period))
 }
 
 /// `--klmirqd`: the mode of the completion threads (seed 000 §III).
@@ -76,20 +121,12 @@ pub fn run(o: &Options) -> ExitCode {
         }
         Ok(d) => d,
     };
-    let klmirqd = match (o.klmirqd, o.klmirqd_server) {
-        (KlmirqdChoice::Dependent, None) => KlmirqdMode::Dependent,
-        (KlmirqdChoice::Dependent, Some(_)) => {
-            eprintln!("rtgpu: --klmirqd-server needs --klmirqd independent");
+    let klmirqd = match o.klmirqd.mode() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("rtgpu: {e}");
             return ExitCode::from(2);
         }
-        (KlmirqdChoice::Independent, None) => KlmirqdMode::Independent(None),
-        (KlmirqdChoice::Independent, Some(t)) => match parse_server(t) {
-            Ok(s) => KlmirqdMode::Independent(Some(s)),
-            Err(e) => {
-                eprintln!("rtgpu: {e}");
-                return ExitCode::from(2);
-            }
-        },
     };
     // Independent klmirqd: the servers it starts are charged in the bounds
     // shown beside the measurements (run() says so, or what is not).
@@ -128,6 +165,7 @@ pub fn run(o: &Options) -> ExitCode {
         &workload,
         &rtgpu_sim::SimConfig {
             duration: dur,
+            klmirqd: sim_klmirqd(&klmirqd),
             ..rtgpu_sim::SimConfig::default()
         },
     );

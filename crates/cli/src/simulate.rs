@@ -51,6 +51,8 @@ pub struct SimulateArgs {
     /// Keep running after the duration until every released job finished.
     #[arg(long)]
     drain: bool,
+    #[command(flatten)]
+    klmirqd: crate::run::KlmirqdArgs,
 }
 
 const EXIT_OK: u8 = 0;
@@ -100,6 +102,7 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
         if let Some(s) = &a.scenario {
             Scenario::parse(s)?.apply(&mut w.policy, &mut cfg);
         }
+        cfg.klmirqd = crate::run::sim_klmirqd(&a.klmirqd.mode()?);
         Ok(())
     })();
     if let Err(e) = setup {
@@ -113,8 +116,13 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
             return ExitCode::from(EXIT_INVALID);
         }
     };
-    // Analysis bounds beside the observations (CPU-only workloads).
-    let (report, _) = rtgpu_analysis::workload::analyze(&w);
+    // Analysis bounds beside the observations, with klmirqd's independent
+    // servers charged as the simulator runs them.
+    let extra = match cfg.klmirqd {
+        rtgpu_sim::Klmirqd::Independent(s) => rtgpu_analysis::workload::klmirqd_independent(&w, s),
+        rtgpu_sim::Klmirqd::Dependent => rtgpu_analysis::workload::Extra::default(),
+    };
+    let (report, _) = rtgpu_analysis::workload::analyze_with(&w, &extra);
     let bounds: Vec<Option<u64>> = report.tasks.iter().map(|t| t.response_time).collect();
     if a.json {
         match serde_json::to_string_pretty(&result) {

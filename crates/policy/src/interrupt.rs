@@ -18,9 +18,10 @@
 //! - klmirqd (dependent mode): the top half wakes the klmirqd thread
 //!   (`Δkrel`, Eqs. 14-15); the thread runs the bottom half at the owner's
 //!   *effective* priority and is never scheduled beside its owner.
-//! - klmirqd independent mode ([`BandwidthServer`]): the thread is a
-//!   bandwidth server with its own budget and period, for tasklets with no
-//!   owner.
+//! - klmirqd independent mode ([`Handling::KlmirqdServer`]): the top half
+//!   wakes the GPU's klmirqd thread (`Δkrel`), a SCHED_DEADLINE bandwidth
+//!   server with its own runtime and period ([`crate::cbs`]), which runs
+//!   the bottom half whoever owns the interrupt.
 
 use crate::{Prio, Time};
 
@@ -33,6 +34,8 @@ pub enum Handling {
         priority: Prio,
     },
     Klmirqd,
+    /// klmirqd's independent mode: the thread is a bandwidth server.
+    KlmirqdServer,
 }
 
 /// Overheads involved (seed 000 Table III names).
@@ -55,6 +58,9 @@ pub enum BottomHalf {
         prio: Prio,
         exclusive_with_owner: bool,
     },
+    /// A SCHED_DEADLINE bandwidth server's work ([`crate::cbs`]): no
+    /// priority, its runtime and period decide when it runs.
+    Server,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,55 +105,11 @@ pub fn plan(h: Handling, c: &Costs, owner: Prio) -> InterruptPlan {
             },
             bottom_cost: c.bh,
         },
-    }
-}
-
-/// klmirqd's independent mode: a budget of `budget` per `period`
-/// (a deferrable server: unused budget is lost at the period boundary).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BandwidthServer {
-    budget: Time,
-    period: Time,
-    remaining: Time,
-    next_replenish: Time,
-}
-
-impl BandwidthServer {
-    pub fn new(budget: Time, period: Time, start: Time) -> BandwidthServer {
-        BandwidthServer {
-            budget,
-            period: period.max(1),
-            remaining: budget,
-            next_replenish: start.saturating_add(period.max(1)),
-        }
-    }
-
-    fn replenish(&mut self, now: Time) {
-        if now >= self.next_replenish {
-            let n = (now - self.next_replenish) / self.period + 1;
-            self.next_replenish = self.next_replenish.saturating_add(n * self.period);
-            self.remaining = self.budget;
-        }
-    }
-
-    /// Budget available at `now`.
-    pub fn available(&mut self, now: Time) -> Time {
-        self.replenish(now);
-        self.remaining
-    }
-
-    /// Run bottom-half work of length `work` from `now`: returns how much
-    /// runs now (up to the budget); the rest waits for
-    /// [`Self::next_replenishment`].
-    pub fn consume(&mut self, now: Time, work: Time) -> Time {
-        self.replenish(now);
-        let run = work.min(self.remaining);
-        self.remaining -= run;
-        run
-    }
-
-    pub fn next_replenishment(&self) -> Time {
-        self.next_replenish
+        Handling::KlmirqdServer => InterruptPlan {
+            top_half: c.th + c.krel,
+            bottom_half: BottomHalf::Server,
+            bottom_cost: c.bh,
+        },
     }
 }
 
@@ -204,14 +166,11 @@ mod tests {
     }
 
     #[test]
-    fn bandwidth_server_limits_and_replenishes() {
-        let mut s = BandwidthServer::new(100, 1_000, 0);
-        assert_eq!(s.consume(0, 60), 60);
-        assert_eq!(s.consume(10, 60), 40);
-        assert_eq!(s.available(999), 0);
-        assert_eq!(s.next_replenishment(), 1_000);
-        assert_eq!(s.available(1_000), 100);
-        assert_eq!(s.consume(5_500, 500), 100);
-        assert_eq!(s.next_replenishment(), 6_000);
+    fn the_independent_server_runs_every_bottom_half_alike() {
+        let a = plan(Handling::KlmirqdServer, &C, 1);
+        assert_eq!(a, plan(Handling::KlmirqdServer, &C, 99));
+        assert_eq!(a.top_half, 16_440 + 1_390);
+        assert_eq!(a.bottom_half, BottomHalf::Server);
+        assert_eq!(a.bottom_cost, 29_900);
     }
 }

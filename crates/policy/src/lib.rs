@@ -52,7 +52,11 @@
 //! - [`interrupt`]: where and at which priority a GPU interrupt's bottom half
 //!   runs under SLIH, PAI, fixed-priority threads and klmirqd (seed 000), and
 //!   klmirqd's independent mode as a bandwidth server.
+//! - [`cbs`]: SCHED_DEADLINE's constant bandwidth server (wake-up rule,
+//!   throttling, replenishment), for CPU reservations and klmirqd's
+//!   independent servers.
 
+pub mod cbs;
 pub mod engine_lock;
 pub mod inherit;
 pub mod interrupt;

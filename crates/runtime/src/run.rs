@@ -189,43 +189,28 @@ struct TaskSpec {
 
 /// The bandwidth servers `rtgpu run` starts in klmirqd's independent mode
 /// (`mode`), to charge in the analysis
-/// ([`rtgpu_analysis::workload::analyze_with`]): one per GPU of every
-/// cluster with GPUs (each gets a completion thread), of the configured
-/// runtime and period or the one [`ServerConfig::for_workload`] sizes.
-/// Empty in dependent mode, without klmirqd interrupt handling, or without
-/// GPU-using tasks. Whether the kernel then grants SCHED_DEADLINE is known
-/// only at the run; [`run`] says so when it does not.
+/// ([`rtgpu_analysis::workload::analyze_with`]): one per GPU (each gets a
+/// completion thread), of the configured runtime and period or the one
+/// [`ServerConfig::for_workload`] sizes. Empty in dependent mode, without
+/// klmirqd interrupt handling, or without GPU-using tasks. Whether the
+/// kernel then grants SCHED_DEADLINE is known only at the run; [`run`]
+/// says so when it does not.
 pub fn klmirqd_servers(workload: &Workload, mode: &KlmirqdMode) -> Vec<Server> {
-    let KlmirqdMode::Independent(server) = mode else {
-        return Vec::new();
-    };
-    if workload.policy.interrupts != rtgpu_model::InterruptHandling::Klmirqd
-        || !workload.tasks.iter().any(|t| t.uses_gpu())
-    {
-        return Vec::new();
-    }
-    let Some(s) = server.or_else(|| ServerConfig::for_workload(workload)) else {
-        return Vec::new();
-    };
-    let gpus: usize = workload
-        .platform
-        .clusters
-        .iter()
-        .map(|c| c.gpus.len())
-        .sum();
-    vec![Server::new(s.runtime, s.period); gpus]
+    klmirqd_extra(workload, mode).servers
 }
 
 /// What the analysis charges for klmirqd's `mode`
-/// ([`rtgpu_analysis::workload::analyze_with`]): in independent mode the
-/// servers of [`klmirqd_servers`] as interference above every task, and
+/// ([`rtgpu_analysis::workload::klmirqd_independent`]): in independent mode
+/// the servers of [`klmirqd_servers`] as interference above every task, and
 /// their latency on every GPU hold (a completion that finds its server's
 /// budget spent waits for the next period); nothing in dependent mode.
 pub fn klmirqd_extra(workload: &Workload, mode: &KlmirqdMode) -> rtgpu_analysis::workload::Extra {
-    let servers = klmirqd_servers(workload, mode);
-    rtgpu_analysis::workload::Extra {
-        bottom_halves: servers.first().copied(),
-        servers,
+    match mode {
+        KlmirqdMode::Independent(server) => rtgpu_analysis::workload::klmirqd_independent(
+            workload,
+            server.map(|s| Server::new(s.runtime, s.period)),
+        ),
+        _ => rtgpu_analysis::workload::Extra::default(),
     }
 }
 

@@ -25,11 +25,22 @@
 //! whatever runs there (Eqs. 12-18); bottom halves per the interrupt
 //! policy ([`rtgpu_policy::interrupt::plan`]). Timer ticks are not
 //! simulated.
+//!
+//! SCHED_DEADLINE threads (CPU reservations, klmirqd's independent
+//! servers) are in no domain: they run above every domain's threads under
+//! global EDF on all cores, each a constant bandwidth server
+//! ([`rtgpu_policy::cbs`]: wake-up rule, throttling, replenishment). A
+//! ready one takes an idle core first (its last core if idle), else its
+//! last core or the first core without a deadline thread, preempting what
+//! runs there, else the core of the deadline thread with the latest
+//! deadline if its own is earlier. A core it holds is out of its domain
+//! (neither idle nor preemptible there) until it leaves.
 
 use std::collections::VecDeque;
 
 use rtgpu_analysis::generate::Rng;
 use rtgpu_model::{EngineHandoff, GpuAllocator, InterruptHandling, PeerLocking};
+use rtgpu_policy::cbs::Cbs;
 use rtgpu_policy::engine_lock::{chunks, copy_time, Engine as Eng, EngineLocks, LockGrant, ReqId};
 use rtgpu_policy::inherit::{effective_priority, gpu_owner_priority};
 use rtgpu_policy::interrupt::{self, BottomHalf, Handling};
@@ -39,7 +50,7 @@ use rtgpu_policy::vgpu::{VgpuConfig, VgpuPolicy, VgpuScheduler};
 use rtgpu_policy::{JobId, Time, LOWEST};
 
 use crate::queue::{self, EventQueue, MinTree, Slot};
-use crate::setup::{fixed_irq_key, Setup};
+use crate::setup::{fixed_irq_key, Setup, DL_DOMAIN};
 use crate::trace::{Span, SpanKind};
 use crate::{JobRecord, Releases, SimConfig, SimResult, TaskStats, UtilizationSeries};
 
@@ -52,6 +63,25 @@ enum Ev {
     Bus(u32, u32),
     KernelDone(u32),
     VgpuTimer(u32),
+    /// A throttled deadline entity's replenishment timer.
+    DlTimer(u32),
+}
+
+/// The domain of SCHED_DEADLINE threads ([`DL_DOMAIN`]).
+const DL: u32 = DL_DOMAIN as u32;
+
+/// A SCHED_DEADLINE thread: a CPU reservation's task thread or a GPU's
+/// klmirqd server.
+struct DlEntity {
+    cbs: Cbs,
+    thread: u32,
+    /// The core it last ran on (or is running on).
+    core: u32,
+    /// When it last stopped running, `None` before its first run: a thread
+    /// woken later than that slept, and the CBS wake-up rule applies.
+    stopped: Option<Time>,
+    /// Its budget is spent; its timer is pending.
+    throttled: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -257,6 +287,10 @@ pub struct Engine {
     /// Bit g set when GPU g's interrupt thread key may have moved since its
     /// last re-keying: the GPUs `refresh_irq_keys` visits.
     irq_dirty: Vec<u64>,
+    /// SCHED_DEADLINE threads, and per thread its entry there (`u32::MAX`
+    /// for none).
+    dl: Vec<DlEntity>,
+    dl_of: Vec<u32>,
 }
 
 /// Recursion depth of effective priorities (that of
@@ -275,6 +309,7 @@ fn encode(ev: Ev) -> u64 {
         Ev::VgpuTimer(g) => (1, 4, 0, g),
         Ev::Release(i) => (2, 5, 0, i),
         Ev::PieceStart(i) => (2, 6, 0, i),
+        Ev::DlTimer(e) => (1, 7, 0, e),
     };
     debug_assert!(a < 1 << 27, "core or bus index fits 27 bits");
     (class << 62) | (kind << 59) | ((a as u64 & ((1 << 27) - 1)) << 32) | b as u64
@@ -290,7 +325,8 @@ fn decode(code: u64) -> Ev {
         3 => Ev::TopHalfDone(b),
         4 => Ev::VgpuTimer(b),
         5 => Ev::Release(b),
-        _ => Ev::PieceStart(b),
+        6 => Ev::PieceStart(b),
+        _ => Ev::DlTimer(b),
     }
 }
 
@@ -399,7 +435,10 @@ impl Engine {
         }
         for gpu in &s.gpus {
             threads.push(Thread {
-                domain: s.core_domain[gpu.irq_core] as u32,
+                domain: match s.bottom_half_server {
+                    Some(_) => DL,
+                    None => s.core_domain[gpu.irq_core] as u32,
+                },
                 key: 0,
                 state: TState::Idle,
                 remaining: 0,
@@ -512,6 +551,7 @@ impl Engine {
         let handling = match s.policy.interrupts {
             InterruptHandling::Slih => Handling::Slih,
             InterruptHandling::Pai => Handling::Pai,
+            InterruptHandling::Klmirqd if s.bottom_half_server.is_some() => Handling::KlmirqdServer,
             InterruptHandling::Klmirqd => Handling::Klmirqd,
             InterruptHandling::FixedPriorityThreads { priority } => Handling::FixedThreads {
                 priority: fixed_irq_key(priority, s.edf),
@@ -564,6 +604,32 @@ impl Engine {
             run_at.push(dom_cores.len());
         }
         let nv = s.vgpus.len();
+        let mut dl = Vec::new();
+        let mut dl_of = vec![u32::MAX; n + g];
+        for (i, t) in s.tasks.iter().enumerate() {
+            if let Some(r) = t.reservation {
+                dl_of[i] = dl.len() as u32;
+                dl.push(DlEntity {
+                    cbs: Cbs::new(r.runtime, r.deadline, r.period),
+                    thread: i as u32,
+                    core: 0,
+                    stopped: None,
+                    throttled: false,
+                });
+            }
+        }
+        if let Some(srv) = s.bottom_half_server {
+            for gi in 0..g {
+                dl_of[n + gi] = dl.len() as u32;
+                dl.push(DlEntity {
+                    cbs: Cbs::new(srv.runtime, srv.period, srv.period),
+                    thread: (n + gi) as u32,
+                    core: s.gpus[gi].irq_core as u32,
+                    stopped: None,
+                    throttled: false,
+                });
+            }
+        }
         Engine {
             cfg: cfg.clone(),
             now: 0,
@@ -631,6 +697,8 @@ impl Engine {
             key_cache: vec![None; n],
             holder_key: vec![None; g],
             irq_dirty: vec![0; g.div_ceil(64)],
+            dl,
+            dl_of,
             s,
         }
     }
@@ -681,7 +749,7 @@ impl Engine {
                     Ev::VgpuTimer(b),
                     Ev::Release(b),
                     Ev::PieceStart(b),
-                    Ev::PieceStart(b),
+                    Ev::DlTimer(b),
                 ][((code >> 59) & 7) as usize]
             );
             match (code >> 59) & 7 {
@@ -698,7 +766,8 @@ impl Engine {
                     self.vgpu_dispatch(g as usize, d);
                 }
                 5 => self.on_release(b),
-                _ => self.make_ready(b),
+                6 => self.make_ready(b),
+                _ => self.on_dl_timer(b),
             }
         }
         let end = if self.cfg.drain {
@@ -823,6 +892,10 @@ impl Engine {
     /// next piece first when its piece budget is spent) and reschedule.
     fn make_ready(&mut self, i: u32) {
         let iu = i as usize;
+        if self.threads[iu].domain == DL {
+            self.dl_ready(i);
+            return;
+        }
         if self.threads[iu].state == TState::Ready {
             // Already queued (never seen in practice): its old entry goes,
             // as the old stamp would have made it stale.
@@ -982,6 +1055,154 @@ impl Engine {
         }
     }
 
+    // ------------------------------------------------------ SCHED_DEADLINE
+
+    /// Deadline thread `i` has work: it wakes (the CBS wake-up rule, when it
+    /// slept) and runs unless throttled.
+    fn dl_ready(&mut self, i: u32) {
+        let iu = i as usize;
+        let e = self.dl_of[iu] as usize;
+        let now = self.now;
+        let slept =
+            self.threads[iu].state == TState::Idle && self.dl[e].stopped.is_none_or(|t| t < now);
+        let ent = &mut self.dl[e];
+        if ent.throttled {
+            // Not enqueued until its timer replenishes it (no wake-up rule).
+            self.threads[iu].state = TState::Suspended;
+            return;
+        }
+        if slept {
+            ent.cbs.wake(now);
+        }
+        self.threads[iu].state = TState::Ready;
+        self.dl_schedule();
+    }
+
+    /// Whether the thread on core `c`, if any, is a deadline thread.
+    #[inline]
+    fn dl_on(&self, c: usize) -> Option<usize> {
+        let tid = self.cores[c].running? as usize;
+        (self.threads[tid].domain == DL).then(|| self.dl_of[tid] as usize)
+    }
+
+    /// Runs ready deadline threads, earliest deadline first, while a core
+    /// can take them (module docs for the choice of core).
+    fn dl_schedule(&mut self) {
+        loop {
+            let next = (0..self.dl.len())
+                .filter(|&e| {
+                    let t = self.dl[e].thread as usize;
+                    self.threads[t].state == TState::Ready
+                })
+                .min_by_key(|&e| (self.dl[e].cbs.deadline(), e));
+            let Some(e) = next else {
+                return;
+            };
+            let Some(c) = self.dl_core(e) else {
+                return;
+            };
+            self.dl_dispatch(e, c);
+        }
+    }
+
+    /// The core for deadline entity `e`, if one can take it.
+    fn dl_core(&self, e: usize) -> Option<usize> {
+        let last = self.dl[e].core as usize;
+        let cores = 0..self.cores.len();
+        if self.cores[last].running.is_none() {
+            return Some(last);
+        }
+        if let Some(c) = cores.clone().find(|&c| self.cores[c].running.is_none()) {
+            return Some(c);
+        }
+        if self.dl_on(last).is_none() {
+            return Some(last);
+        }
+        if let Some(c) = cores.clone().find(|&c| self.dl_on(c).is_none()) {
+            return Some(c);
+        }
+        let mine = self.dl[e].cbs.deadline();
+        cores
+            .filter_map(|c| Some((self.dl[self.dl_on(c)?].cbs.deadline(), c)))
+            .max()
+            .filter(|&(d, _)| d > mine)
+            .map(|(_, c)| c)
+    }
+
+    /// Charges the run that just stopped to deadline entity `e`'s budget
+    /// (its thread's `piece_left` counted it down from the budget).
+    fn dl_charge(&mut self, e: usize) {
+        let ent = &mut self.dl[e];
+        let left = self.threads[ent.thread as usize].piece_left;
+        ent.cbs.consume(ent.cbs.budget() - left);
+        ent.stopped = Some(self.now);
+    }
+
+    /// Deadline entity `e` takes core `c`, preempting what runs there.
+    fn dl_dispatch(&mut self, e: usize, c: usize) {
+        let mut domain_lost = false;
+        if let Some(other) = self.dl_on(c) {
+            let tid = self.dl[other].thread as usize;
+            self.stop_running(c);
+            self.dl_charge(other);
+            let o = self.s.overheads;
+            let th = &mut self.threads[tid];
+            th.remaining += o.sch + o.cxs;
+            th.state = TState::Ready;
+        } else if self.cores[c].running.is_some() {
+            self.preempt(c);
+            domain_lost = true;
+        }
+        let tid = self.dl[e].thread;
+        self.threads[tid as usize].piece_left = self.dl[e].cbs.budget();
+        self.dl[e].core = c as u32;
+        self.dispatch(tid, c);
+        // Out of its domain: neither idle (`dispatch` cleared the bit) nor
+        // preemptible there.
+        self.dom_run[self.cores[c].run as usize] = (0, 0);
+        if domain_lost {
+            // The preempted thread may run on another core of its domain.
+            self.schedule(self.cores[c].domain as usize);
+        }
+    }
+
+    /// Deadline thread `tid` stopped at the end of its segment: its budget
+    /// is spent (throttled until its timer) or its work is done.
+    fn dl_segment_done(&mut self, tid: u32) {
+        let iu = tid as usize;
+        let e = self.dl_of[iu] as usize;
+        self.dl_charge(e);
+        if self.dl[e].cbs.throttled() {
+            self.dl[e].throttled = true;
+            let at = self.dl[e].cbs.replenish_at().max(self.now);
+            self.push(at, Ev::DlTimer(e as u32));
+        }
+        if self.threads[iu].remaining > 0 {
+            // Throttled with work left: it waits for its timer, Suspended.
+            return;
+        }
+        if iu < self.jobs.len() {
+            self.task_segment_done(tid);
+        } else {
+            self.irq_segment_done(iu - self.jobs.len());
+        }
+    }
+
+    /// Deadline entity `e`'s replenishment timer.
+    fn on_dl_timer(&mut self, e: u32) {
+        let e = e as usize;
+        let now = self.now;
+        let ent = &mut self.dl[e];
+        ent.cbs.replenish(now);
+        ent.throttled = false;
+        let tid = ent.thread as usize;
+        // Suspended with work: throttled mid-job, or woken while throttled.
+        if self.threads[tid].state == TState::Suspended && self.threads[tid].remaining > 0 {
+            self.threads[tid].state = TState::Ready;
+            self.dl_schedule();
+        }
+    }
+
     #[inline(always)]
     fn dispatch(&mut self, tid: u32, c: usize) {
         let now = self.now;
@@ -1073,6 +1294,12 @@ impl Engine {
         };
         let d = self.cores[cu].domain as usize;
         self.threads[tid as usize].state = TState::Suspended;
+        if self.threads[tid as usize].domain == DL {
+            self.dl_segment_done(tid);
+            self.dl_schedule();
+            self.schedule(d);
+            return;
+        }
         if (tid as usize) < self.jobs.len() {
             self.task_segment_done(tid);
         } else {
@@ -2004,6 +2231,7 @@ impl Engine {
         let deferred = match plan.bottom_half {
             BottomHalf::Inline => None,
             BottomHalf::Deferred { prio, .. } => Some((prio, plan.bottom_cost)),
+            BottomHalf::Server => Some((0, plan.bottom_cost)),
         };
         let item = IrqItem {
             owner: i,
@@ -2137,6 +2365,7 @@ impl Engine {
         // interrupt core.
         let domain = match self.handling {
             Handling::Klmirqd | Handling::Pai => self.threads[owner].domain,
+            Handling::KlmirqdServer => DL,
             _ => self.s.core_domain[self.s.gpus[g].irq_core] as u32,
         };
         let th = &mut self.threads[tid];
@@ -2173,7 +2402,13 @@ impl Engine {
         let key = self.threads[tid].key;
         // A bottom half that ran above a ready job more urgent than its
         // owner delayed that job (seed 000 Observation 1).
-        let d = self.threads[tid].domain as usize;
+        let d = match self.dl_of[tid] {
+            u32::MAX => self.threads[tid].domain as usize,
+            e => {
+                let c = self.dl[e as usize].core as usize;
+                self.cores[c].domain as usize
+            }
+        };
         if key < owner_key {
             if let Some((top, _)) = self.valid_top(d) {
                 if top < owner_key {

@@ -21,6 +21,9 @@
 //!   configured policy.
 //! - Overheads of the workload file are injected where seed 000 App. B
 //!   places them (see [`engine`] docs and docs/simulator.md).
+//! - SCHED_DEADLINE entities (CPU reservations, klmirqd's independent
+//!   servers) run above every other thread under global EDF on all cores,
+//!   each a constant bandwidth server ([`rtgpu_policy::cbs`]).
 //!
 //! Entry point: [`simulate`]. Output: [`SimResult`] (per-task metrics,
 //! optional per-job records, priority inversions, engine and vGPU
@@ -79,6 +82,22 @@ pub struct SimConfig {
     pub trace: bool,
     /// Number of utilization buckets over the run.
     pub buckets: usize,
+    /// How klmirqd threads run when the workload's interrupts are
+    /// `klmirqd` (`rtgpu run --klmirqd`).
+    pub klmirqd: Klmirqd,
+}
+
+/// klmirqd's two modes (seed 000 §III).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub enum Klmirqd {
+    /// Each GPU's klmirqd thread runs at the effective priority of the
+    /// GPU's owner, never beside it.
+    #[default]
+    Dependent,
+    /// Each GPU's klmirqd thread is a SCHED_DEADLINE bandwidth server of
+    /// these parameters, or of those
+    /// [`rtgpu_analysis::workload::bottom_half_server`] sizes when `None`.
+    Independent(Option<rtgpu_analysis::server::Server>),
 }
 
 impl Default for SimConfig {
@@ -96,6 +115,7 @@ impl Default for SimConfig {
             record_jobs: false,
             trace: false,
             buckets: 100,
+            klmirqd: Klmirqd::Dependent,
         }
     }
 }

@@ -2,12 +2,19 @@
 //! domains, priorities and pieces (taken from the analysis, so the
 //! simulator runs what `rtgpu analyze` planned), GPU groups and priors.
 
-use rtgpu_analysis::workload::{analyze, TaskVerdict};
+use rtgpu_analysis::server::Server;
+use rtgpu_analysis::workload::{
+    analyze_with, klmirqd_independent, Extra, Reservation, TaskVerdict,
+};
 use rtgpu_model::{CpuScheduler, GpuAllocator, InterruptHandling, Overheads, Workload};
 use rtgpu_policy::engine_lock::copy_time;
 use rtgpu_policy::Time;
 
-use crate::{SimConfig, SimError};
+use crate::{Klmirqd, SimConfig, SimError};
+
+/// The scheduling domain of SCHED_DEADLINE threads: not a domain of
+/// cores, but global EDF on all of them above every domain's threads.
+pub(crate) const DL_DOMAIN: usize = u32::MAX as usize;
 
 pub(crate) struct Piece {
     pub domain: usize,
@@ -39,6 +46,9 @@ pub(crate) struct TaskSetup {
     pub jitter: Time,
     pub pieces: Vec<Piece>,
     pub gpu: Option<GpuTask>,
+    /// A CPU reservation: the thread runs under SCHED_DEADLINE with these
+    /// parameters (its one piece is in [`DL_DOMAIN`]).
+    pub reservation: Option<Reservation>,
 }
 
 pub(crate) struct GpuSetup {
@@ -85,6 +95,9 @@ pub(crate) struct Setup {
     /// (vGPU name, its GPU, policy, budget, period).
     pub vgpus: Vec<(String, usize, rtgpu_model::VgpuPolicy, Time, Time)>,
     pub platform: rtgpu_model::Platform,
+    /// klmirqd's independent mode: every GPU's interrupt thread is a
+    /// SCHED_DEADLINE server of these parameters.
+    pub bottom_half_server: Option<Server>,
     pub notes: Vec<String>,
 }
 
@@ -112,13 +125,6 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
     if w.tasks.is_empty() {
         return Err(SimError(format!("{}: no tasks to simulate", w.name)));
     }
-    if let Some(t) = w.tasks.iter().find(|t| t.reservation) {
-        return Err(SimError(format!(
-            "{}: task {} is a CPU reservation (SCHED_DEADLINE), which the simulator does not \
-             model yet (`rtgpu analyze` and `rtgpu run` do)",
-            w.name, t.name
-        )));
-    }
     let mut notes = Vec::new();
     let sched = w.policy.cpu_scheduler;
     let edf = matches!(sched, CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf);
@@ -126,19 +132,36 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
     // placement, so what it observes is comparable with the analysed bounds.
     // Where the full (GPU-aware) analysis could not place every task, the
     // placement of the workload's CPU view (GPU sections dropped) is used.
-    let (mut report, mut plan) = analyze(w);
+    // klmirqd's independent servers are charged as `rtgpu run` charges them
+    // (the placement may depend on them).
+    let extra = match cfg.klmirqd {
+        Klmirqd::Independent(server) => {
+            let extra = klmirqd_independent(w, server);
+            if extra.bottom_halves.is_none() {
+                notes.push(
+                    "klmirqd's independent mode asked for, but the workload's interrupts are \
+                     not `klmirqd` or no task uses a GPU: no server runs"
+                        .into(),
+                );
+            }
+            extra
+        }
+        Klmirqd::Dependent => Extra::default(),
+    };
+    let (mut report, mut plan) = analyze_with(w, &extra);
     let unplaced_somewhere = report.tasks.iter().enumerate().any(|(i, t)| {
-        t.verdict == TaskVerdict::Unplaced
-            || t.verdict == TaskVerdict::NotAnalysed
-            || (sched == CpuScheduler::PartitionedFp
-                && plan.tasks.get(i).is_none_or(|p| p.pieces.is_empty()))
+        !w.tasks[i].reservation
+            && (t.verdict == TaskVerdict::Unplaced
+                || t.verdict == TaskVerdict::NotAnalysed
+                || (sched == CpuScheduler::PartitionedFp
+                    && plan.tasks.get(i).is_none_or(|p| p.pieces.is_empty())))
     });
     if unplaced_somewhere && w.tasks.iter().any(|t| t.uses_gpu()) {
         let mut cpu_view = w.clone();
         for t in &mut cpu_view.tasks {
             t.gpu = None;
         }
-        (report, plan) = analyze(&cpu_view);
+        (report, plan) = analyze_with(&cpu_view, &extra);
         notes.push(
             "the GPU-aware analysis could not place every task; the simulator uses the \
              placement and priorities of the workload's CPU view (GPU sections dropped)"
@@ -174,7 +197,18 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
     let mut unplaced = Vec::new();
     for (i, t) in w.tasks.iter().enumerate() {
         let tr = &report.tasks[i];
+        let reservation = plan.tasks.get(i).and_then(|p| p.reservation);
+        if t.reservation && reservation.is_none() {
+            unplaced.push(t.name.clone());
+            continue;
+        }
         let pieces = match sched {
+            _ if reservation.is_some() => vec![Piece {
+                domain: DL_DOMAIN,
+                budget: Time::MAX,
+                offset: 0,
+                key: 0,
+            }],
             CpuScheduler::PartitionedFp => {
                 let pt = &plan.tasks[i];
                 if tr.verdict == TaskVerdict::Unplaced || pt.pieces.is_empty() {
@@ -213,6 +247,7 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
             jitter: if cfg.jitter { t.jitter } else { 0 },
             pieces,
             gpu: None,
+            reservation,
         });
     }
     if !unplaced.is_empty() {
@@ -405,6 +440,7 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
         bandwidth: bw,
         vgpus,
         platform: w.platform.clone(),
+        bottom_half_server: extra.bottom_halves,
         notes,
     })
 }

@@ -586,23 +586,3 @@ gpu = {{ kernels = ["4 ms"] }}
     assert_eq!(gap_device, 0);
     assert_eq!(worst_completion - worst_device, 300_000);
 }
-
-/// CPU reservations are not simulated: the simulator says so and names the
-/// task instead of simulating them as something else.
-#[test]
-fn reservations_are_refused_with_the_task_named() {
-    let w = wl(r#"
-[platform]
-cores = 1
-[[task]]
-name = "ctl"
-wcet = "1 ms"
-period = "5 ms"
-reservation = true
-"#);
-    let e = simulate(&w, &SimConfig::default()).expect_err("not simulated");
-    assert!(
-        e.to_string().contains("task ctl is a CPU reservation"),
-        "{e}"
-    );
-}

@@ -25,7 +25,7 @@
 use rtgpu_analysis::generate::Rng;
 use rtgpu_analysis::workload::{analyze, Verdict};
 use rtgpu_model::*;
-use rtgpu_sim::{simulate, Releases, SimConfig};
+use rtgpu_sim::{simulate, Klmirqd, Releases, SimConfig};
 
 const PERIODS_US: [u64; 5] = [5_000, 10_000, 20_000, 25_000, 50_000];
 
@@ -251,6 +251,121 @@ fn gpu_aware_bounds_are_sound() {
     );
     assert!(bounded * 5 >= n, "only {bounded} of {n} had a bound");
     assert!(gpu_jobs_bounded > 0);
+}
+
+/// klmirqd's independent mode: each GPU's bottom halves run in a
+/// SCHED_DEADLINE server, charged above every task and, per interrupt, as
+/// the server's latency `(⌈W/Q⌉ + 1)·T` on every GPU hold (our derivation,
+/// `Server::latency`). The workloads above with seed 000's Table III
+/// overheads injected (the bottom halves cost Δbh each) and periods 4
+/// times as long at half the WCET, half with the server `rtgpu run` sizes
+/// and half with a drawn one (period from 4 W to 1 ms, runtime from the
+/// backlog W to twice it, so that completions often find the budget
+/// spent). `RTGPU_GPU_SOUNDNESS_N / 5` workloads (default
+/// 500).
+#[test]
+fn klmirqd_independent_server_bounds_are_sound() {
+    use rtgpu_analysis::server::Server;
+    use rtgpu_analysis::workload::{analyze_with, bottom_half_backlog, klmirqd_independent};
+    let n: u64 = std::env::var("RTGPU_GPU_SOUNDNESS_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_500)
+        / 5;
+    let mut rng = Rng::new(43);
+    let (mut bounded, mut gpu_jobs) = (0u64, 0u64);
+    // The GPU task that came closest to its bound: (observed / bound).
+    let mut closest = 0.0f64;
+    let mut exceeded: Vec<String> = Vec::new();
+    for k in 0..n {
+        let mut w = random_workload(&mut rng, k);
+        for t in &mut w.tasks {
+            if let Some(c) = t.cluster {
+                if w.platform.clusters[c].gpus.is_empty() {
+                    t.gpu = None;
+                }
+            }
+        }
+        // Lighter: each interrupt may now wait two server periods.
+        for t in &mut w.tasks {
+            t.period *= 4;
+            t.deadline *= 4;
+            t.wcet /= 2;
+        }
+        w.overheads = Overheads::default();
+        w.policy.interrupts = InterruptHandling::Klmirqd;
+        let server = (k % 2 == 1).then(|| {
+            let backlog = bottom_half_backlog(&w).max(1_024);
+            let period = rng.range(4 * backlog, 1_000_000.max(4 * backlog));
+            Server::new(rng.range(backlog, 2 * backlog), period)
+        });
+        let extra = klmirqd_independent(&w, server);
+        let (report, _) = analyze_with(&w, &extra);
+        if report.verdict != Verdict::Schedulable || extra.bottom_halves.is_none() {
+            continue;
+        }
+        bounded += 1;
+        let sporadic = k % 4 >= 2;
+        let r = simulate(
+            &w,
+            &SimConfig {
+                duration: 1_000_000_000,
+                seed: k,
+                releases: if sporadic {
+                    Releases::Sporadic {
+                        max_extra_ppm: 200_000,
+                    }
+                } else {
+                    Releases::Periodic
+                },
+                bcet_ppm: if sporadic { 600_000 } else { 1_000_000 },
+                overheads: true,
+                drain: true,
+                buckets: 1,
+                klmirqd: Klmirqd::Independent(server),
+                ..SimConfig::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", w.name));
+        for (t, tr) in r.tasks.iter().zip(&report.tasks) {
+            let Some(bound) = tr.response_time else {
+                panic!("{}: schedulable but no bound for {}", w.name, t.name)
+            };
+            if t.uses_gpu {
+                gpu_jobs += t.jobs;
+                closest = closest.max(t.max_response as f64 / bound as f64);
+            }
+            if t.max_response > bound {
+                let line = format!(
+                    "{} ({:?}, {:?}, rho {}, server {:?}): task {} observed {} > bound {}",
+                    w.name,
+                    w.policy.cpu_scheduler,
+                    w.policy.gpu_allocator,
+                    w.policy.tokens_per_gpu,
+                    extra.bottom_halves,
+                    t.name,
+                    t.max_response,
+                    bound,
+                );
+                eprintln!("{line}");
+                exceeded.push(line);
+            }
+        }
+    }
+    eprintln!(
+        "{n} GPU workloads with klmirqd servers, {bounded} with a bound, {gpu_jobs} GPU jobs, \
+         {} bound(s) exceeded, closest GPU task at {:.1}% of its bound",
+        exceeded.len(),
+        closest * 100.0
+    );
+    assert!(
+        exceeded.is_empty(),
+        "{} bound(s) exceeded:\n{}",
+        exceeded.len(),
+        exceeded.join("\n")
+    );
+    assert!(bounded * 10 >= n, "only {bounded} of {n} had a bound");
+    assert!(gpu_jobs > 0);
 }
 
 /// Writes workload `RTGPU_GPU_SOUNDNESS_K` of the sequence above (with the

@@ -267,3 +267,88 @@ fn piece_released_as_a_job_finishes_does_not_preempt_it() {
     }
     assert_eq!(r.tasks[4].max_response, 20_000_000);
 }
+
+/// CPU reservations (SCHED_DEADLINE threads above every fixed-priority
+/// task, on any core) beside P-FP, C-FP and G-FP: the other tasks' bounds
+/// charge each reservation as a server on every core, the reservations'
+/// own bound is their deadline when the G-EDF density test passes
+/// (`analyze_reservations`); the simulator runs them as constant
+/// bandwidth servers (`rtgpu_policy::cbs`). `RTGPU_SOUNDNESS_N / 5`
+/// workloads (default 2,000).
+#[test]
+fn reservations_beside_fixed_priority_are_sound() {
+    let n = count() / 5;
+    let mut rng = Rng::new(6);
+    let (mut bounded, mut reserved_jobs) = (0u64, 0u64);
+    for k in 0..n {
+        let sched = [
+            CpuScheduler::PartitionedFp,
+            CpuScheduler::ClusteredFp,
+            CpuScheduler::GlobalFp,
+        ][(k % 3) as usize];
+        let mut w = random_workload(&mut rng, sched, k);
+        let cores = w.platform.total_cores() as u64;
+        // Up to one more reservation than cores (they then compete among
+        // themselves), and a lighter load, as each is charged with its
+        // runtime's margin on every core.
+        let nres = rng.range(1, cores + 1).min(3) as usize;
+        for (i, t) in w.tasks.iter_mut().enumerate() {
+            t.reservation = i < nres;
+            t.wcet = (t.wcet / 2).max(1_000);
+        }
+        let (report, _) = analyze(&w);
+        if report.verdict != Verdict::Schedulable {
+            continue;
+        }
+        bounded += 1;
+        let sporadic = k % 2 == 1;
+        let cfg = SimConfig {
+            duration: 200_000_000,
+            seed: k,
+            releases: if sporadic {
+                Releases::Sporadic {
+                    max_extra_ppm: 300_000,
+                }
+            } else {
+                Releases::Periodic
+            },
+            jitter: true,
+            bcet_ppm: if sporadic { 500_000 } else { 1_000_000 },
+            overheads: false,
+            drain: true,
+            buckets: 1,
+            ..SimConfig::default()
+        };
+        let r = simulate(&w, &cfg).unwrap_or_else(|e| panic!("{}: {e}", w.name));
+        for (i, (t, tr)) in r.tasks.iter().zip(&report.tasks).enumerate() {
+            let bound = tr
+                .response_time
+                .unwrap_or_else(|| panic!("{}: schedulable but no bound for {}", w.name, t.name));
+            assert!(
+                t.max_response <= bound,
+                "{} ({sched:?}, {:?}): task {}{} observed {} > bound {}\n{}",
+                w.name,
+                w.policy.partitioning,
+                t.name,
+                if w.tasks[i].reservation {
+                    " (reservation)"
+                } else {
+                    ""
+                },
+                t.max_response,
+                bound,
+                rtgpu_model::to_toml(&w)
+            );
+            assert_eq!(t.unfinished, 0, "{}: drained run left jobs", w.name);
+            if w.tasks[i].reservation {
+                reserved_jobs += t.jobs;
+                assert_eq!(t.misses, 0, "{}: reservation {} missed", w.name, t.name);
+            }
+        }
+    }
+    eprintln!(
+        "{n} workloads with reservations, {bounded} with a bound, {reserved_jobs} reservation jobs"
+    );
+    assert!(bounded * 5 >= n, "only {bounded} of {n} had a bound");
+    assert!(reserved_jobs > 0);
+}

@@ -58,48 +58,15 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
-    /// A server for the bottom halves of a workload's GPU-using tasks.
-    ///
-    /// Demand: a job of task i raises `n_i` completions, the larger of its
-    /// declared η_i (seed 000 App. B) and the operations `rtgpu run` really
-    /// issues (one per copy chunk, per kernel, and per chunk of its state
-    /// when it migrates), each costing `Δbh` (the workload's
-    /// `[overheads] bh`, Table III's 29.9 us by default). Over the shortest
-    /// period P of those tasks they raise `Σ ⌈P/T_i⌉·n_i·Δbh`.
-    ///
-    /// The server's period is P/10 (at least 1 ms, at most P), since a
-    /// completion that finds the budget spent waits for the next period:
-    /// a server period as long as the tasks' own adds up to a whole period
-    /// to their response times (measured: docs/seeds/000-klmirqd.md). Its
-    /// runtime is the demand scaled to that period, doubled for bursts, and
-    /// at least the largest backlog of bottom halves pending at once
-    /// ([`rtgpu_analysis::workload::bottom_half_backlog`]: one Δbh per
-    /// concurrent owner of the GPU), so that the analysis charges each
-    /// completion at most two server periods
-    /// ([`rtgpu_analysis::server::Server::latency`]); kept within
-    /// 10 us .. half the period. `None` when no task uses a GPU.
+    /// The server [`rtgpu_analysis::workload::bottom_half_server`] sizes
+    /// for a workload's bottom halves (the analysis and the simulator use
+    /// the same), falling back to SCHED_FIFO 50. `None` when no task uses
+    /// a GPU.
     pub fn for_workload(w: &rtgpu_model::Workload) -> Option<ServerConfig> {
-        let chunk = w.policy.chunk_size;
-        let gpu_tasks: Vec<(Nanos, Nanos)> = w
-            .tasks
-            .iter()
-            .filter_map(|t| {
-                let g = t.gpu.as_ref()?;
-                let ops = Nanos::from(g.operations(chunk));
-                Some((t.period.max(1), ops.max(Nanos::from(g.interrupts))))
-            })
-            .collect();
-        let p = gpu_tasks.iter().map(|t| t.0).min()?;
-        let demand: Nanos = gpu_tasks
-            .iter()
-            .map(|&(t, n)| p.div_ceil(t) * n * w.overheads.bh)
-            .sum();
-        let period = (p / 10).max(1_000_000).min(p);
-        let runtime = ((2 * u128::from(demand) * u128::from(period) / u128::from(p)) as Nanos)
-            .max(rtgpu_analysis::workload::bottom_half_backlog(w));
+        let s = rtgpu_analysis::workload::bottom_half_server(w)?;
         Some(ServerConfig {
-            runtime: runtime.clamp(10_000, (period / 2).max(10_000)),
-            period,
+            runtime: s.runtime,
+            period: s.period,
             fallback_fifo: 50,
         })
     }
