@@ -209,20 +209,28 @@ pub struct Reservation {
 }
 
 impl Reservation {
-    /// The reservation of a task with `reservation = true`: its deadline
-    /// and period, and a runtime of C plus a margin of 20% of C, at least
-    /// 200 us, at most up to D. The kernel charges more than the job's own
-    /// CPU time to its runtime (its wake-up and switch, ticks): on the
-    /// 2-vCPU dev VM a job of 1 ms of thread CPU time used 1.04-1.07 ms of
-    /// runtime, so a 1.03 ms reservation was throttled in every job, and
-    /// `rtgpu run`'s jobs still missed now and then at 1.1 ms, never at
-    /// 1.2 ms (`docs/runtime.md`, "CPU reservations"). The analysis
-    /// charges this runtime, not C.
+    /// The reservation of a task with `reservation = true`: its period, a
+    /// relative deadline of D − J, and a runtime of C plus a margin of 20%
+    /// of C, at least 200 us, at most up to D − J.
+    ///
+    /// The deadline: the kernel sees a job when its thread wakes, at its
+    /// release r + j (j ≤ J, the release jitter), and the CBS gives it its
+    /// deadline from there (the wake-up rule, `rtgpu_policy::cbs`): D − J
+    /// keeps r + j + D − J ≤ r + D.
+    ///
+    /// The margin: the kernel charges more than the job's own CPU time to
+    /// its runtime (its wake-up and switch, ticks): on the 2-vCPU dev VM a
+    /// job of 1 ms of thread CPU time used 1.04-1.07 ms of runtime, so a
+    /// 1.03 ms reservation was throttled in every job, and `rtgpu run`'s
+    /// jobs still missed now and then at 1.1 ms, never at 1.2 ms
+    /// (`docs/runtime.md`, "CPU reservations"). The analysis charges this
+    /// runtime, not C.
     pub fn of(t: &rtgpu_model::Task) -> Reservation {
         let margin = (t.wcet / 5).max(200_000);
+        let deadline = t.deadline.saturating_sub(t.jitter).max(1);
         Reservation {
-            runtime: t.wcet.saturating_add(margin).min(t.deadline),
-            deadline: t.deadline,
+            runtime: t.wcet.saturating_add(margin).min(deadline),
+            deadline,
             period: t.period,
         }
     }
@@ -1025,7 +1033,15 @@ fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan) {
             .filter(|s| s.is_active())
             .map(|s| Task::new(usize::MAX, s.runtime, s.period, s.period)),
     );
-    let passes = edf::gedf_density_test(&dl, m);
+    // A job needs its whole WCET within its first budget (the bound
+    // assumes it finishes in its first server period).
+    let short: Vec<&str> = reserved
+        .iter()
+        .zip(&res)
+        .filter(|&(&i, r)| w.tasks[i].wcet > r.runtime)
+        .map(|(&i, _)| w.tasks[i].name.as_str())
+        .collect();
+    let passes = short.is_empty() && edf::gedf_density_test(&dl, m);
     for (&i, &r) in reserved.iter().zip(&res) {
         let t = &w.tasks[i];
         report.tasks.insert(
@@ -1077,7 +1093,15 @@ fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan) {
             "the test fails, so no reservation is shown to meet its deadline"
         }
     ));
-    if !passes {
+    if !short.is_empty() {
+        report.verdict = Verdict::NotSchedulable;
+        report.reason = format!(
+            "the CPU reservation(s) {} have a WCET above their runtime (at most D − J, the \
+             deadline less the release jitter); {}",
+            short.join(", "),
+            report.reason
+        );
+    } else if !passes {
         report.verdict = Verdict::NotSchedulable;
         report.reason = format!(
             "the CPU reservations ({}) fail the G-EDF density test on {m} core(s); {}",

@@ -75,3 +75,39 @@ fn reservations_beyond_the_density_bound_are_not_schedulable() {
     assert_eq!(report.verdict, Verdict::Schedulable, "{}", report.reason);
     assert_eq!(report.tasks[1].response_time, Some(5 * MS));
 }
+
+/// A jittered reservation: the kernel sees the job only when its thread
+/// wakes, up to J after the release, and the CBS counts the deadline from
+/// there, so the plan's deadline is D − J (2 ms of jitter on D = 10 ms:
+/// 8 ms) and the runtime fits in it. A WCET above D − J cannot be served
+/// in time: the verdict says so and names the task.
+#[test]
+fn a_jittered_reservation_gets_the_deadline_less_its_jitter() {
+    let w = workload(
+        1,
+        "[[task]]\nname = \"r\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\njitter = \"2 ms\"\n\
+         reservation = true\n",
+    );
+    let (report, plan) = analyze(&w);
+    assert_eq!(report.verdict, Verdict::Schedulable, "{}", report.reason);
+    let r = plan.tasks[0].reservation.expect("r is a reservation");
+    assert_eq!(
+        (r.runtime, r.deadline, r.period),
+        (1_200_000, 8 * MS, 10 * MS)
+    );
+    assert_eq!(report.tasks[0].response_time, Some(10 * MS));
+    let late = workload(
+        1,
+        "[[task]]\nname = \"r\"\nwcet = \"3 ms\"\nperiod = \"10 ms\"\ndeadline = \"4 ms\"\n\
+         jitter = \"2 ms\"\nreservation = true\n",
+    );
+    let (report, plan) = analyze(&late);
+    assert_eq!(report.verdict, Verdict::NotSchedulable);
+    assert!(
+        report.reason.contains("r have a WCET above their runtime"),
+        "{}",
+        report.reason
+    );
+    assert_eq!(plan.tasks[0].reservation.map(|r| r.runtime), Some(2 * MS));
+    assert_eq!(report.tasks[0].verdict, TaskVerdict::MissesDeadline);
+}

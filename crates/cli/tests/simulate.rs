@@ -101,6 +101,14 @@ fn bad_options_are_named() {
         (vec!["--scenario", "AEXG,2MB"], "letter 3"),
         (vec!["--duration", "10"], "--duration `10`"),
         (vec!["--bcet", "150"], "--bcet must be a percentage"),
+        (
+            vec!["--klmirqd-server", "100 us/1 ms"],
+            "--klmirqd-server needs --klmirqd independent",
+        ),
+        (
+            vec!["--klmirqd", "independent", "--klmirqd-server", "2 ms/1 ms"],
+            "at most the period",
+        ),
     ] {
         let mut all = vec!["simulate", f.as_str()];
         all.extend(args);
@@ -112,4 +120,53 @@ fn bad_options_are_named() {
     let o = rtgpu(&["simulate", "/nonexistent.toml"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("nonexistent"));
+}
+
+/// klmirqd's independent mode in the simulator: the bottom halves run in
+/// a SCHED_DEADLINE server (said in a note), and a starved server slows
+/// the GPU tasks down, as the bound column (charging the server's latency)
+/// then says.
+#[test]
+fn klmirqd_independent_runs_each_gpus_bottom_halves_in_a_server() {
+    let f = example("perception-1gpu.toml");
+    let row = |out: &str| -> String {
+        out.lines()
+            .find(|l| l.starts_with("lidar"))
+            .expect("lidar row")
+            .to_string()
+    };
+    let dependent = rtgpu(&["simulate", &f, "--duration", "1 s"]);
+    let out = text(&dependent.stdout);
+    assert!(!out.contains("SCHED_DEADLINE threads"), "{out}");
+    let starved = rtgpu(&[
+        "simulate",
+        &f,
+        "--duration",
+        "1 s",
+        "--klmirqd",
+        "independent",
+        "--klmirqd-server",
+        "10 us/5 ms",
+    ]);
+    let s = text(&starved.stdout);
+    assert!(
+        s.contains("klmirqd's independent servers (1 server(s) of 10 us every 5 ms)"),
+        "{s}"
+    );
+    // lidar's 10 completions each wait out up to 4 server periods of 5 ms.
+    let max_resp = |line: &str| -> f64 {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let v: f64 = f[3].parse().expect("a number");
+        match f[4] {
+            "ms" => v,
+            "us" => v / 1e3,
+            other => panic!("unit {other} in {line}"),
+        }
+    };
+    assert!(
+        max_resp(&row(&s)) > max_resp(&row(&out)) + 20.0,
+        "{}\n{}",
+        row(&out),
+        row(&s)
+    );
 }

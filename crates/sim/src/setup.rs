@@ -420,6 +420,30 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
                 .into(),
         );
     }
+    let reserved: Vec<&str> = w
+        .tasks
+        .iter()
+        .filter(|t| t.reservation)
+        .map(|t| t.name.as_str())
+        .collect();
+    if !reserved.is_empty() || extra.bottom_halves.is_some() {
+        let mut who = Vec::new();
+        if !reserved.is_empty() {
+            who.push(format!("CPU reservations ({})", reserved.join(", ")));
+        }
+        if extra.bottom_halves.is_some() {
+            who.push(format!(
+                "klmirqd's independent servers ({})",
+                rtgpu_analysis::server::describe(&extra.servers)
+            ));
+        }
+        notes.push(format!(
+            "SCHED_DEADLINE threads: {} run as constant bandwidth servers (runtime enforced \
+             exactly, CBS wake-up rule, throttled until replenished) under global EDF on all \
+             cores, above every other thread; each takes an idle core first",
+            who.join(" and ")
+        ));
+    }
     let mut policy = w.policy;
     if policy.gpu_allocator == GpuAllocator::KFmlp {
         policy.tokens_per_gpu = 1;
