@@ -1059,6 +1059,8 @@ impl Engine {
 
     /// Deadline thread `i` has work: it wakes (the CBS wake-up rule, when it
     /// slept) and runs unless throttled.
+    #[cold]
+    #[inline(never)]
     fn dl_ready(&mut self, i: u32) {
         let iu = i as usize;
         let e = self.dl_of[iu] as usize;
@@ -1168,6 +1170,8 @@ impl Engine {
 
     /// Deadline thread `tid` stopped at the end of its segment: its budget
     /// is spent (throttled until its timer) or its work is done.
+    #[cold]
+    #[inline(never)]
     fn dl_segment_done(&mut self, tid: u32) {
         let iu = tid as usize;
         let e = self.dl_of[iu] as usize;
@@ -1189,6 +1193,8 @@ impl Engine {
     }
 
     /// Deadline entity `e`'s replenishment timer.
+    #[cold]
+    #[inline(never)]
     fn on_dl_timer(&mut self, e: u32) {
         let e = e as usize;
         let now = self.now;
@@ -2402,12 +2408,12 @@ impl Engine {
         let key = self.threads[tid].key;
         // A bottom half that ran above a ready job more urgent than its
         // owner delayed that job (seed 000 Observation 1).
-        let d = match self.dl_of[tid] {
-            u32::MAX => self.threads[tid].domain as usize,
-            e => {
-                let c = self.dl[e as usize].core as usize;
+        let d = match self.threads[tid].domain {
+            DL => {
+                let c = self.dl[self.dl_of[tid] as usize].core as usize;
                 self.cores[c].domain as usize
             }
+            d => d as usize,
         };
         if key < owner_key {
             if let Some((top, _)) = self.valid_top(d) {
