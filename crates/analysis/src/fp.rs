@@ -222,14 +222,23 @@ pub fn rm_order(tasks: &mut [Task]) {
 /// Among candidates for a level, the one with the largest (D, T, id) is tried
 /// first, so DM-schedulable sets come out in DM order.
 pub fn audsley_order(tasks: &[Task]) -> Option<Vec<Task>> {
+    audsley_order_below(&[], tasks)
+}
+
+/// [`audsley_order`] for `tasks` below the fixed higher-priority tasks
+/// `top` (bandwidth servers, [`crate::server::with_servers_above`]), which
+/// interfere with every task of `tasks` and are not themselves analysed
+/// nor reordered. Returns the order of `tasks` alone.
+pub fn audsley_order_below(top: &[Task], tasks: &[Task]) -> Option<Vec<Task>> {
     let mut unassigned: Vec<Task> = tasks.to_vec();
     dm_order(&mut unassigned);
     let mut lowest_first: Vec<Task> = Vec::with_capacity(tasks.len());
-    let mut others: Vec<Task> = Vec::with_capacity(tasks.len());
+    let mut others: Vec<Task> = Vec::with_capacity(top.len() + tasks.len());
     while !unassigned.is_empty() {
         let mut placed = None;
         for k in (0..unassigned.len()).rev() {
             others.clear();
+            others.extend_from_slice(top);
             others.extend(
                 unassigned
                     .iter()
@@ -265,8 +274,46 @@ pub fn max_top_priority_wcet(
     deadline: Time,
     cap: Time,
 ) -> Option<Time> {
+    max_wcet_below_top(tasks, 0, period, deadline, cap, cap)
+}
+
+/// [`max_top_priority_wcet`] with the new task placed below the first
+/// `top` tasks of `tasks`, which interfere with it and with every task
+/// below it but are not themselves analysed (fixed top-priority
+/// interferers such as bandwidth servers, [`crate::server::with_servers_above`],
+/// whose own guarantee comes from elsewhere). τ' is the first piece of a
+/// task of execution time `whole` ≥ `cap` being split (seed 003 §III.B:
+/// τ' = (C', T, D), τ'' = (C − C', T, D − R') released R' after τ').
+/// Largest C' in `0..=cap` such that:
+///
+/// - τ' = (C', `period`, `deadline`) completes below `tasks[..top]` early
+///   enough to leave its remainder τ'' its own execution time before the
+///   deadline: R' + (`whole` − C') ≤ `deadline`, R' the least fixed point
+///   of C' + Σ_top ⌈(t + J_j)/T_j⌉·C_j ([`response_time`]), so that τ''
+///   is again a task with C ≤ D (R' ≤ D alone would allow a remainder
+///   that no core can run). R' − C' (the interference τ' suffers) grows
+///   with C', so the largest such C' is found by bisection. Without
+///   interferers above it R' = C' (seed 003 §III.B's HPTS case): the
+///   condition is C ≤ D, which every splittable task meets, and only
+///   C' ≤ `deadline` is applied, as in [`max_top_priority_wcet`];
+/// - every task τ_k of `tasks[top..]` still meets its deadline with τ' among
+///   its higher-priority tasks (seed 003 §IV, MaximalSplit, per τ_k as in
+///   [`max_top_priority_wcet`]; τ_k's interference is a sum over its
+///   higher-priority set, so whether τ' is above or below `tasks[..top]`
+///   does not matter to it).
+///
+/// `None` if `tasks[top..]` is not schedulable below `tasks[..top]` on its
+/// own.
+pub fn max_wcet_below_top(
+    tasks: &[Task],
+    top: usize,
+    period: Time,
+    deadline: Time,
+    whole: Time,
+    cap: Time,
+) -> Option<Time> {
     let mut best = cap.min(deadline);
-    for k in 0..tasks.len() {
+    for k in top..tasks.len() {
         let task = &tasks[k];
         let higher = &tasks[..k];
         // The point test needs a one-job busy period, guaranteed by
@@ -289,7 +336,32 @@ pub fn max_top_priority_wcet(
                 .then_some(0);
         }
     }
-    Some(best)
+    if top == 0 || best == 0 {
+        return Some(best);
+    }
+    // The new task's own deadline below the interferers, less the room its
+    // remainder needs: R'(C') ≤ D − (C − C'), i.e. R'(C') − C' ≤ D − C,
+    // monotone (C' = 0 places nothing and always fits).
+    let above = &tasks[..top];
+    let fits = |c: Time| {
+        let Some(room) = deadline.checked_sub(whole.saturating_sub(c)) else {
+            return false;
+        };
+        response_time(above, &Task::new(usize::MAX, c, period, room)).is_some()
+    };
+    if fits(best) {
+        return Some(best);
+    }
+    let (mut lo, mut hi) = (0, best); // fits(lo), !fits(hi)
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo)
 }
 
 /// Above this many scheduling points (long deadlines over short periods),
