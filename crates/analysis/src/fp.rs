@@ -287,15 +287,21 @@ pub fn max_top_priority_wcet(
 /// Largest C' in `0..=cap` such that:
 ///
 /// - τ' = (C', `period`, `deadline`) completes below `tasks[..top]` early
-///   enough to leave its remainder τ'' its own execution time before the
-///   deadline: R' + (`whole` − C') ≤ `deadline`, R' the least fixed point
-///   of C' + Σ_top ⌈(t + J_j)/T_j⌉·C_j ([`response_time`]), so that τ''
-///   is again a task with C ≤ D (R' ≤ D alone would allow a remainder
-///   that no core can run). R' − C' (the interference τ' suffers) grows
-///   with C', so the largest such C' is found by bisection. Without
-///   interferers above it R' = C' (seed 003 §III.B's HPTS case): the
-///   condition is C ≤ D, which every splittable task meets, and only
-///   C' ≤ `deadline` is applied, as in [`max_top_priority_wcet`];
+///   enough that its remainder could still meet its deadline alone on a
+///   core below the same interferers: R_S(C') + R_S(`whole` − C') ≤
+///   `deadline`, R_S(x) the response time of (x, `period`) below
+///   `tasks[..top]` (the least fixed point of x + Σ_top ⌈(t + J_j)/T_j⌉·C_j,
+///   [`response_time`]). R' ≤ D alone would allow remainders that no core
+///   can run. Without interferers R_S(x) = x (seed 003 §III.B's HPTS case):
+///   the condition is C ≤ D, which every splittable task meets, and only
+///   C' ≤ `deadline` is applied, as in [`max_top_priority_wcet`]. With them
+///   the condition is not monotone in C', but it holds on an upper part of
+///   each run of C' over which R_S(C') − C' is constant (our derivation:
+///   on such a run the remainder's window D − R_S(C') shrinks one for one
+///   as C' grows, and X(y) − y is non-increasing in y, X(y) = max_{t ≤ y}
+///   (t − Σ_top ⌈(t + J_j)/T_j⌉·C_j) being the most a task can execute
+///   within y): so only the top of each run needs a test, from C' = `cap`
+///   down ([`max_split_leaving_room`]);
 /// - every task τ_k of `tasks[top..]` still meets its deadline with τ' among
 ///   its higher-priority tasks (seed 003 §IV, MaximalSplit, per τ_k as in
 ///   [`max_top_priority_wcet`]; τ_k's interference is a sum over its
@@ -339,29 +345,71 @@ pub fn max_wcet_below_top(
     if top == 0 || best == 0 {
         return Some(best);
     }
-    // The new task's own deadline below the interferers, less the room its
-    // remainder needs: R'(C') ≤ D − (C − C'), i.e. R'(C') − C' ≤ D − C,
-    // monotone (C' = 0 places nothing and always fits).
-    let above = &tasks[..top];
-    let fits = |c: Time| {
-        let Some(room) = deadline.checked_sub(whole.saturating_sub(c)) else {
-            return false;
-        };
-        response_time(above, &Task::new(usize::MAX, c, period, room)).is_some()
-    };
-    if fits(best) {
-        return Some(best);
-    }
-    let (mut lo, mut hi) = (0, best); // fits(lo), !fits(hi)
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if fits(mid) {
-            lo = mid;
-        } else {
-            hi = mid;
+    Some(max_split_leaving_room(
+        &tasks[..top],
+        period,
+        deadline,
+        whole,
+        best,
+    ))
+}
+
+/// Runs of C' that [`max_split_leaving_room`] visits before it gives up
+/// (answers 0: no split, always safe).
+const MAX_SPLIT_RUNS: usize = 4096;
+
+/// The largest C' in `0..=cap` with R_S(C') + R_S(`whole` − C') ≤
+/// `deadline`, R_S(x) the response time of (x, `period`) below `above`
+/// (see [`max_wcet_below_top`] for why only the top of each run of
+/// constant R_S(C') − C' is tested). 0 if none (0 places nothing).
+fn max_split_leaving_room(
+    above: &[Task],
+    period: Time,
+    deadline: Time,
+    whole: Time,
+    cap: Time,
+) -> Time {
+    let rs = |c: Time, d: Time| response_time(above, &Task::new(usize::MAX, c, period, d));
+    // R_S(C') ≤ D first: monotone in C', bisection.
+    let own = |c: Time| c == 0 || rs(c, deadline).is_some();
+    let mut c = cap;
+    if !own(c) {
+        let (mut lo, mut hi) = (0, c); // own(lo), !own(hi)
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if own(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
         }
+        c = lo;
     }
-    Some(lo)
+    for _ in 0..MAX_SPLIT_RUNS {
+        if c == 0 {
+            return 0;
+        }
+        let r = rs(c, deadline).expect("R_S(C') ≤ D was established");
+        let rest = whole.saturating_sub(c);
+        if rest == 0 || rs(rest, deadline - r).is_some() {
+            return c;
+        }
+        // The top of the previous run: the largest c2 < c with R_S(c2) −
+        // c2 < R_S(c) − c (non-decreasing in c2; c2 = 0 counts as 0 < k).
+        let k = r - c;
+        let below = |x: Time| x == 0 || rs(x, deadline).is_some_and(|rx| rx - x < k);
+        let (mut lo, mut hi) = (0, c); // below(lo), !below(hi)
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if below(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        c = lo;
+    }
+    0
 }
 
 /// Above this many scheduling points (long deadlines over short periods),

@@ -538,7 +538,11 @@ impl Core {
             let task = &self.tasks[top + i];
             let mut start = self.resp[i].saturating_sub(task.jitter);
             if i > 0 {
-                start = start.max(chain_start(&self.tasks[top + i - 1], self.resp[i - 1], task));
+                start = start.max(chain_start(
+                    &self.tasks[top + i - 1],
+                    self.resp[i - 1],
+                    task,
+                ));
             }
             self.resp[i] = fp::response_time_from(&self.tasks[..top + i], task, start)
                 .expect("the deadline-point test showed the core schedulable");
@@ -1506,7 +1510,11 @@ fn hp_task_split(core: &mut Core, queue: &mut Queue, failed: Item, s: &mut Split
         let task = &core.tasks[top + i];
         let mut start = s.resp[i - above].saturating_sub(task.jitter);
         if i > 0 {
-            start = start.max(chain_start(&core.tasks[top + i - 1], core.resp[i - 1], task));
+            start = start.max(chain_start(
+                &core.tasks[top + i - 1],
+                core.resp[i - 1],
+                task,
+            ));
         }
         let r = fp::response_time_from(&core.tasks[..top + i], task, start)
             .expect("MaximalSplit keeps the core schedulable");
@@ -1917,7 +1925,15 @@ mod tests {
         assert!(schedulable_into(&core, 0, &mut resp));
         let exact = fp::max_top_priority_wcet(&core, 1_556_726, 1_556_726, 1_000_000);
         let mut scratch = PointScratch::default();
-        let fast = max_top_wcet(&core, 0, &resp, 1_556_726, 1_556_726, 1_000_000, &mut scratch);
+        let fast = max_top_wcet(
+            &core,
+            0,
+            &resp,
+            1_556_726,
+            1_556_726,
+            1_000_000,
+            &mut scratch,
+        );
         assert_eq!(Some(fast), exact);
         let (h, t) = (&core[..3], &core[3]);
         let swept = sweep_max_top_wcet(h, t, 1_556_726, &mut scratch.sweep);
