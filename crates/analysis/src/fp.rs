@@ -709,4 +709,95 @@ mod tests {
         assert!(!liu_layland_test(&[t(6, 10), t(1, 4)]));
         assert!(hyperbolic_test(&[t(6, 10), t(1, 4)]));
     }
+
+    #[test]
+    fn split_below_a_server_leaves_the_remainder_room() {
+        // One server C = 1, T = 5, J = 4 above; empty core; the task being
+        // split has C = 6, T = D = 10. R_S(x) = x + ⌈(R + 4)/5⌉:
+        // R_S(1) = 3, R_S(2) = 4, R_S(3) = 5 (⌈9/5⌉ = 2), R_S(4) = 6
+        // (⌈10/5⌉ = 2), R_S(5) = 8 (5 + 2 = 7 → ⌈11/5⌉ = 3 → 8 → ⌈12/5⌉
+        // = 3).
+        // C' = 5 (cap): 8 + R_S(1) = 11 > 10. C' = 4: 6 + R_S(2) = 10 ≤ 10.
+        let server = Task {
+            jitter: 4,
+            ..Task::new(usize::MAX, 1, 5, 5)
+        };
+        let rs = |x| response_time(&[server], &Task::new(0, x, 10, 10));
+        assert_eq!([1, 2, 3, 4, 5].map(rs), [3, 4, 5, 6, 8].map(Some));
+        assert_eq!(max_wcet_below_top(&[server], 1, 10, 10, 6, 5), Some(4));
+        // R' ≤ D alone would have allowed 5 (R_S(5) = 8 ≤ 10), leaving a
+        // remainder of 1 in 2 that no core below the server can run
+        // (R_S(1) = 3). Without the server: plain MaximalSplit, the cap.
+        assert_eq!(max_wcet_below_top(&[], 0, 10, 10, 6, 5), Some(5));
+        assert_eq!(max_top_priority_wcet(&[], 10, 10, 5), Some(5));
+    }
+
+    /// Every C' in `0..=cap` by brute force: the core (`tasks[top..]` below
+    /// `tasks[..top]` and the new task) schedulable, and R_S(C') +
+    /// R_S(whole − C') ≤ D below `tasks[..top]`.
+    fn brute_force_below_top(
+        tasks: &[Task],
+        top: usize,
+        period: Time,
+        deadline: Time,
+        whole: Time,
+        cap: Time,
+    ) -> Option<Time> {
+        let core_ok = |c: Time| {
+            let mut hp: Vec<Task> = tasks[..top].to_vec();
+            if c > 0 {
+                hp.push(Task::new(usize::MAX, c, period, deadline));
+            }
+            (top..tasks.len()).all(|k| {
+                let mut h = hp.clone();
+                h.extend_from_slice(&tasks[top..k]);
+                response_time(&h, &tasks[k]).is_some()
+            })
+        };
+        if !core_ok(0) {
+            return None;
+        }
+        let above = &tasks[..top];
+        let rs = |x: Time, d: Time| response_time(above, &Task::new(0, x, period, d));
+        (0..=cap.min(deadline)).rev().find(|&c| {
+            core_ok(c)
+                && (c == 0
+                    || top == 0
+                    || rs(c, deadline)
+                        .is_some_and(|r| whole - c == 0 || rs(whole - c, deadline - r).is_some()))
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn max_wcet_below_top_matches_brute_force(
+            servers in proptest::collection::vec((1u64..=4, 3u64..=12), 0..3),
+            core in proptest::collection::vec((1u64..=6, 8u64..=40, 60u64..=100), 0..3),
+            period in 6u64..=40,
+            dpct in 50u64..=100,
+            whole_pct in 1u64..=100,
+        ) {
+            let mut tasks: Vec<Task> = servers
+                .iter()
+                .map(|&(q, t)| crate::server::Server::new(q, t).as_task(usize::MAX))
+                .collect();
+            let top = tasks.len();
+            let mut lower: Vec<Task> = core
+                .iter()
+                .enumerate()
+                .map(|(id, &(c, t, dp))| {
+                    let d = (t * dp / 100).max(c);
+                    Task::new(id, c, t, d)
+                })
+                .collect();
+            dm_order(&mut lower);
+            tasks.extend(lower);
+            let deadline = (period * dpct / 100).max(1);
+            let whole = (deadline * whole_pct / 100).max(1);
+            let cap = whole - 1;
+            let fast = max_wcet_below_top(&tasks, top, period, deadline, whole, cap);
+            let slow = brute_force_below_top(&tasks, top, period, deadline, whole, cap);
+            proptest::prop_assert_eq!(fast, slow);
+        }
+    }
 }
