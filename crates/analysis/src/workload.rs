@@ -68,8 +68,9 @@ pub struct PieceReport {
     pub core: u32,
     /// Budget of this piece (its C').
     pub budget: Time,
-    /// Offset of this piece's release after the job's release (seed 003:
-    /// τ'' is released C' after τ').
+    /// Offset of this piece's release after the job's release (seed 003
+    /// §III.B: τ'' is released R' after τ', R' the response time of τ' on
+    /// its core: C' at the top of a core, more with servers charged).
     pub release_offset: Time,
     /// Relative deadline of the piece, from its own release.
     pub deadline: Time,
