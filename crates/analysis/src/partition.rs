@@ -50,11 +50,14 @@
 //! first piece τ' at the top of its core no longer finishes within C':
 //! its response time R' is that of (C', T, D) below the servers, and the
 //! split follows seed 003 §III.B's general rule, τ' = (C', T, D) and
-//! τ'' = (C − C', T, D − R') released R' after τ' (MaximalSplit then also
-//! requires R' ≤ D, [`fp::max_wcet_below_top`]). So a later piece is
+//! τ'' = (C − C', T, D − R') released R' after τ'. So a later piece is
 //! released no earlier than its predecessor's worst-case completion and
-//! inherits no release jitter. Without servers R' = C' and everything is
-//! as above, bit for bit.
+//! inherits no release jitter. MaximalSplit then also requires that τ'
+//! leaves its remainder feasible alone on a core below the servers,
+//! R_S(C') + R_S(C − C') ≤ D ([`fp::max_wcet_below_top`], which says how
+//! this non-monotone condition is searched; [`maximal_split_with`] is the
+//! plain reference). Without servers R' = C' and everything is as above,
+//! bit for bit.
 //!
 //! All decisions are exact: response times are integer RTA, orderings
 //! compare C/T or C/D by cross-multiplication (after an f64 pre-sort), and

@@ -986,7 +986,8 @@ fn analyze_pfp(
 /// keeping a deadline thread's affinity to its whole root domain).
 ///
 /// - The other tasks are analysed as the workload without the reservations,
-///   each reservation charged on every core as a bandwidth server of its
+///   each reservation charged on every core (in the P-FP partitioning too,
+///   [`partition::partition_with`]) as a bandwidth server of its
 ///   runtime ([`Reservation::of`]: C and a margin) every T
 ///   ([`crate::server`]'s back-to-back bound), beside
 ///   `extra`'s servers. The bound holds when every reservation's job ends
