@@ -532,8 +532,8 @@ impl Core {
     /// Replace the lower bounds in `resp` by exact response times (the core
     /// is known to be schedulable), top down so that each can warm-start
     /// from the one above.
-    fn make_exact(&mut self) {
-        let top = self.top;
+    fn make_exact<const S: bool>(&mut self) {
+        let top = self.top::<S>();
         for i in 0..self.items.len() {
             if self.exact[i] {
                 continue;
@@ -553,6 +553,20 @@ impl Core {
         }
     }
 
+    /// The number of servers in front of the pieces: `top`, known to be 0
+    /// when `S` is false (the hot paths are compiled once for cores with
+    /// servers and once for cores without, which then index exactly as
+    /// they did before servers existed).
+    #[inline(always)]
+    fn top<const S: bool>(&self) -> usize {
+        if S {
+            self.top
+        } else {
+            debug_assert_eq!(self.top, 0, "a core with servers analysed as one without");
+            0
+        }
+    }
+
     /// Empty the core and put the servers `top` (as tasks) above it.
     fn reset(&mut self, top: &[Task]) {
         self.items.clear();
@@ -566,8 +580,8 @@ impl Core {
 
     /// Set every response time as exact, after the core was rebuilt, and
     /// recompute the deadline-point demands.
-    fn set_exact(&mut self) {
-        let top = self.top;
+    fn set_exact<const S: bool>(&mut self) {
+        let top = self.top::<S>();
         self.exact.clear();
         self.exact.resize(self.items.len(), true);
         self.point.clear();
@@ -596,7 +610,7 @@ impl Core {
     /// from the one above ([`chain_start`]). Exact response times of the
     /// pieces that passed the point test are computed once, at the end
     /// ([`Core::make_exact`]).
-    fn try_insert_by(
+    fn try_insert_by<const S: bool>(
         &mut self,
         item: Item,
         key_less: impl Fn(&Task, &Task) -> bool,
@@ -604,7 +618,7 @@ impl Core {
     ) -> bool {
         // Indices below are of pieces (`items`, `resp`, ...); piece i is
         // `tasks[top + i]`.
-        let top = self.top;
+        let top = self.top::<S>();
         let pos = self.tasks[top..].partition_point(|t| key_less(t, &item.task));
         self.tasks.insert(top + pos, item.task);
         scratch.clear();
@@ -1079,7 +1093,13 @@ fn rm_less(a: &Task, b: &Task) -> bool {
 }
 
 fn finish(tasks: &[Task], cores: &mut [Core], unplaced: Option<Unplaced>) -> Partition {
-    cores.iter_mut().for_each(Core::make_exact);
+    for core in cores.iter_mut() {
+        if core.top > 0 {
+            core.make_exact::<true>();
+        } else {
+            core.make_exact::<false>();
+        }
+    }
     let cores: Vec<Vec<Piece>> = cores.iter().map(Core::pieces).collect();
     Partition {
         tasks: placements(tasks, &cores),
@@ -1167,8 +1187,14 @@ fn accept(
     scratch: &mut Vec<(Time, bool, Time)>,
 ) -> bool {
     match priority {
-        PriorityRule::DeadlineMonotonic => core.try_insert_by(item, dm_less, scratch),
-        PriorityRule::RateMonotonic => core.try_insert_by(item, rm_less, scratch),
+        PriorityRule::DeadlineMonotonic if core.top > 0 => {
+            core.try_insert_by::<true>(item, dm_less, scratch)
+        }
+        PriorityRule::DeadlineMonotonic => core.try_insert_by::<false>(item, dm_less, scratch),
+        PriorityRule::RateMonotonic if core.top > 0 => {
+            core.try_insert_by::<true>(item, rm_less, scratch)
+        }
+        PriorityRule::RateMonotonic => core.try_insert_by::<false>(item, rm_less, scratch),
         PriorityRule::Audsley => {
             let top = core.top;
             let mut candidate = core.tasks[top..].to_vec();
@@ -1201,7 +1227,7 @@ fn accept(
                 core.tasks = order;
             }
             core.items = items;
-            core.set_exact();
+            core.set_exact::<true>();
             true
         }
     }
@@ -1301,8 +1327,12 @@ fn pdms_hpts(
         static WORKSPACE: std::cell::RefCell<Workspace> = Default::default();
     }
     WORKSPACE.with(|ws| match ws.try_borrow_mut() {
-        Ok(mut ws) => pdms_hpts_in(tasks, m, order, build, top, &mut ws),
-        Err(_) => pdms_hpts_in(tasks, m, order, build, top, &mut Workspace::default()),
+        Ok(mut ws) if top.is_empty() => pdms_hpts_in::<false>(tasks, m, order, build, top, &mut ws),
+        Ok(mut ws) => pdms_hpts_in::<true>(tasks, m, order, build, top, &mut ws),
+        Err(_) if top.is_empty() => {
+            pdms_hpts_in::<false>(tasks, m, order, build, top, &mut Workspace::default())
+        }
+        Err(_) => pdms_hpts_in::<true>(tasks, m, order, build, top, &mut Workspace::default()),
     })
 }
 
@@ -1317,7 +1347,8 @@ struct Workspace {
     resp: Vec<(Time, bool, Time)>,
 }
 
-fn pdms_hpts_in(
+/// `S`: whether `top` (the servers) is non-empty ([`Core::top`]).
+fn pdms_hpts_in<const S: bool>(
     tasks: &[Task],
     m: usize,
     order: Order,
@@ -1368,10 +1399,10 @@ fn pdms_hpts_in(
         }
         // EnqueueHP + IsSchedulable; on failure the core is left as it was
         // (Allocated_Queue_j ← Old_Allocated_Queue_j).
-        if cores[j].try_insert_by(item, dm_less, resp_scratch) {
+        if cores[j].try_insert_by::<S>(item, dm_less, resp_scratch) {
             continue;
         }
-        hp_task_split(&mut cores[j], &mut queue, item, scratch);
+        hp_task_split::<S>(&mut cores[j], &mut queue, item, scratch);
         j += 1; // Available_j ← FALSE
     }
     *queue_items = queue.items;
@@ -1389,14 +1420,19 @@ fn pdms_hpts_in(
 
 /// Seed 003 Algorithm 1 (HPTaskSplit) for the core `core`, on which `failed`
 /// (τ_f) does not fit. The core is closed by the caller afterwards.
-fn hp_task_split(core: &mut Core, queue: &mut Queue, failed: Item, s: &mut SplitScratch) {
+fn hp_task_split<const S: bool>(
+    core: &mut Core,
+    queue: &mut Queue,
+    failed: Item,
+    s: &mut SplitScratch,
+) {
     // EnqueueHP(Allocated_Queue_j, τ_f) on a copy, so that the restore
     // branch needs no undo.
     s.items.clear();
     s.items.extend_from_slice(&core.items);
     let pos = s.items.partition_point(|x| dm_less(&x.task, &failed.task));
     s.items.insert(pos, failed);
-    let top = core.top;
+    let top = core.top::<S>();
     s.tasks.clear();
     s.tasks.extend_from_slice(&core.tasks[..top]);
     s.tasks.extend(s.items.iter().map(|it| it.task));
@@ -1523,7 +1559,7 @@ fn hp_task_split(core: &mut Core, queue: &mut Queue, failed: Item, s: &mut Split
             .expect("MaximalSplit keeps the core schedulable");
         core.resp.push(r);
     }
-    core.set_exact();
+    core.set_exact::<S>();
 }
 
 #[cfg(test)]
