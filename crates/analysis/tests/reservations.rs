@@ -93,6 +93,7 @@ fn reservations_beyond_the_density_bound_are_not_schedulable() {
 ///   slow (0.6 before fast'' at 0.419), R = 24 + 0.3·⌈(R + 9.7)/10⌉ = 25.2;
 ///   fast'' on top: 3.05 ≤ 5.85; slow: 24 + 2.45·⌈w/10⌉ +
 ///   0.3·⌈(w + 9.7)/10⌉: 26.75 → 32.55 → 35.3 → 35.3 ≤ 40.
+///
 /// fast's job: 4.15 + 3.05 = 7.2 ms. Without the servers in the
 /// partitioner, the split filled core 0 to the last nanosecond (fast' = 4,
 /// medium at exactly 20) and the reservation made medium miss.
