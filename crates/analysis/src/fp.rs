@@ -222,14 +222,23 @@ pub fn rm_order(tasks: &mut [Task]) {
 /// Among candidates for a level, the one with the largest (D, T, id) is tried
 /// first, so DM-schedulable sets come out in DM order.
 pub fn audsley_order(tasks: &[Task]) -> Option<Vec<Task>> {
+    audsley_order_below(&[], tasks)
+}
+
+/// [`audsley_order`] for `tasks` below the fixed higher-priority tasks
+/// `top` (bandwidth servers, [`crate::server::with_servers_above`]), which
+/// interfere with every task of `tasks` and are not themselves analysed
+/// nor reordered. Returns the order of `tasks` alone.
+pub fn audsley_order_below(top: &[Task], tasks: &[Task]) -> Option<Vec<Task>> {
     let mut unassigned: Vec<Task> = tasks.to_vec();
     dm_order(&mut unassigned);
     let mut lowest_first: Vec<Task> = Vec::with_capacity(tasks.len());
-    let mut others: Vec<Task> = Vec::with_capacity(tasks.len());
+    let mut others: Vec<Task> = Vec::with_capacity(top.len() + tasks.len());
     while !unassigned.is_empty() {
         let mut placed = None;
         for k in (0..unassigned.len()).rev() {
             others.clear();
+            others.extend_from_slice(top);
             others.extend(
                 unassigned
                     .iter()
@@ -265,8 +274,52 @@ pub fn max_top_priority_wcet(
     deadline: Time,
     cap: Time,
 ) -> Option<Time> {
+    max_wcet_below_top(tasks, 0, period, deadline, cap, cap)
+}
+
+/// [`max_top_priority_wcet`] with the new task placed below the first
+/// `top` tasks of `tasks`, which interfere with it and with every task
+/// below it but are not themselves analysed (fixed top-priority
+/// interferers such as bandwidth servers, [`crate::server::with_servers_above`],
+/// whose own guarantee comes from elsewhere). τ' is the first piece of a
+/// task of execution time `whole` ≥ `cap` being split (seed 003 §III.B:
+/// τ' = (C', T, D), τ'' = (C − C', T, D − R') released R' after τ').
+/// Largest C' in `0..=cap` such that:
+///
+/// - τ' = (C', `period`, `deadline`) completes below `tasks[..top]` early
+///   enough that its remainder could still meet its deadline alone on a
+///   core below the same interferers: R_S(C') + R_S(`whole` − C') ≤
+///   `deadline`, R_S(x) the response time of (x, `period`) below
+///   `tasks[..top]` (the least fixed point of x + Σ_top ⌈(t + J_j)/T_j⌉·C_j,
+///   [`response_time`]). R' ≤ D alone would allow remainders that no core
+///   can run. Without interferers R_S(x) = x (seed 003 §III.B's HPTS case):
+///   the condition is C ≤ D, which every splittable task meets, and only
+///   C' ≤ `deadline` is applied, as in [`max_top_priority_wcet`]. With them
+///   the condition is not monotone in C', but it holds on an upper part of
+///   each run of C' over which R_S(C') − C' is constant (our derivation:
+///   on such a run the remainder's window D − R_S(C') shrinks one for one
+///   as C' grows, and X(y) − y is non-increasing in y, X(y) = max_{t ≤ y}
+///   (t − Σ_top ⌈(t + J_j)/T_j⌉·C_j) being the most a task can execute
+///   within y): so only the top of each run needs a test, from C' = `cap`
+///   down ([`max_split_leaving_room`]);
+/// - every task τ_k of `tasks[top..]` still meets its deadline with τ' among
+///   its higher-priority tasks (seed 003 §IV, MaximalSplit, per τ_k as in
+///   [`max_top_priority_wcet`]; τ_k's interference is a sum over its
+///   higher-priority set, so whether τ' is above or below `tasks[..top]`
+///   does not matter to it).
+///
+/// `None` if `tasks[top..]` is not schedulable below `tasks[..top]` on its
+/// own.
+pub fn max_wcet_below_top(
+    tasks: &[Task],
+    top: usize,
+    period: Time,
+    deadline: Time,
+    whole: Time,
+    cap: Time,
+) -> Option<Time> {
     let mut best = cap.min(deadline);
-    for k in 0..tasks.len() {
+    for k in top..tasks.len() {
         let task = &tasks[k];
         let higher = &tasks[..k];
         // The point test needs a one-job busy period, guaranteed by
@@ -289,7 +342,74 @@ pub fn max_top_priority_wcet(
                 .then_some(0);
         }
     }
-    Some(best)
+    if top == 0 || best == 0 {
+        return Some(best);
+    }
+    Some(max_split_leaving_room(
+        &tasks[..top],
+        period,
+        deadline,
+        whole,
+        best,
+    ))
+}
+
+/// Runs of C' that [`max_split_leaving_room`] visits before it gives up
+/// (answers 0: no split, always safe).
+const MAX_SPLIT_RUNS: usize = 4096;
+
+/// The largest C' in `0..=cap` with R_S(C') + R_S(`whole` − C') ≤
+/// `deadline`, R_S(x) the response time of (x, `period`) below `above`
+/// (see [`max_wcet_below_top`] for why only the top of each run of
+/// constant R_S(C') − C' is tested). 0 if none (0 places nothing).
+fn max_split_leaving_room(
+    above: &[Task],
+    period: Time,
+    deadline: Time,
+    whole: Time,
+    cap: Time,
+) -> Time {
+    let rs = |c: Time, d: Time| response_time(above, &Task::new(usize::MAX, c, period, d));
+    // R_S(C') ≤ D first: monotone in C', bisection.
+    let own = |c: Time| c == 0 || rs(c, deadline).is_some();
+    let mut c = cap;
+    if !own(c) {
+        let (mut lo, mut hi) = (0, c); // own(lo), !own(hi)
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if own(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        c = lo;
+    }
+    for _ in 0..MAX_SPLIT_RUNS {
+        if c == 0 {
+            return 0;
+        }
+        let r = rs(c, deadline).expect("R_S(C') ≤ D was established");
+        let rest = whole.saturating_sub(c);
+        if rest == 0 || rs(rest, deadline - r).is_some() {
+            return c;
+        }
+        // The top of the previous run: the largest c2 < c with R_S(c2) −
+        // c2 < R_S(c) − c (non-decreasing in c2; c2 = 0 counts as 0 < k).
+        let k = r - c;
+        let below = |x: Time| x == 0 || rs(x, deadline).is_some_and(|rx| rx - x < k);
+        let (mut lo, mut hi) = (0, c); // below(lo), !below(hi)
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if below(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        c = lo;
+    }
+    0
 }
 
 /// Above this many scheduling points (long deadlines over short periods),
@@ -588,5 +708,96 @@ mod tests {
         // U = (0.6, 0.25): LL 0.85 > 0.828 fails; hyperbolic 1.6·1.25 = 2.0 passes.
         assert!(!liu_layland_test(&[t(6, 10), t(1, 4)]));
         assert!(hyperbolic_test(&[t(6, 10), t(1, 4)]));
+    }
+
+    #[test]
+    fn split_below_a_server_leaves_the_remainder_room() {
+        // One server C = 1, T = 5, J = 4 above; empty core; the task being
+        // split has C = 6, T = D = 10. R_S(x) = x + ⌈(R + 4)/5⌉:
+        // R_S(1) = 3, R_S(2) = 4, R_S(3) = 5 (⌈9/5⌉ = 2), R_S(4) = 6
+        // (⌈10/5⌉ = 2), R_S(5) = 8 (5 + 2 = 7 → ⌈11/5⌉ = 3 → 8 → ⌈12/5⌉
+        // = 3).
+        // C' = 5 (cap): 8 + R_S(1) = 11 > 10. C' = 4: 6 + R_S(2) = 10 ≤ 10.
+        let server = Task {
+            jitter: 4,
+            ..Task::new(usize::MAX, 1, 5, 5)
+        };
+        let rs = |x| response_time(&[server], &Task::new(0, x, 10, 10));
+        assert_eq!([1, 2, 3, 4, 5].map(rs), [3, 4, 5, 6, 8].map(Some));
+        assert_eq!(max_wcet_below_top(&[server], 1, 10, 10, 6, 5), Some(4));
+        // R' ≤ D alone would have allowed 5 (R_S(5) = 8 ≤ 10), leaving a
+        // remainder of 1 in 2 that no core below the server can run
+        // (R_S(1) = 3). Without the server: plain MaximalSplit, the cap.
+        assert_eq!(max_wcet_below_top(&[], 0, 10, 10, 6, 5), Some(5));
+        assert_eq!(max_top_priority_wcet(&[], 10, 10, 5), Some(5));
+    }
+
+    /// Every C' in `0..=cap` by brute force: the core (`tasks[top..]` below
+    /// `tasks[..top]` and the new task) schedulable, and R_S(C') +
+    /// R_S(whole − C') ≤ D below `tasks[..top]`.
+    fn brute_force_below_top(
+        tasks: &[Task],
+        top: usize,
+        period: Time,
+        deadline: Time,
+        whole: Time,
+        cap: Time,
+    ) -> Option<Time> {
+        let core_ok = |c: Time| {
+            let mut hp: Vec<Task> = tasks[..top].to_vec();
+            if c > 0 {
+                hp.push(Task::new(usize::MAX, c, period, deadline));
+            }
+            (top..tasks.len()).all(|k| {
+                let mut h = hp.clone();
+                h.extend_from_slice(&tasks[top..k]);
+                response_time(&h, &tasks[k]).is_some()
+            })
+        };
+        if !core_ok(0) {
+            return None;
+        }
+        let above = &tasks[..top];
+        let rs = |x: Time, d: Time| response_time(above, &Task::new(0, x, period, d));
+        (0..=cap.min(deadline)).rev().find(|&c| {
+            core_ok(c)
+                && (c == 0
+                    || top == 0
+                    || rs(c, deadline)
+                        .is_some_and(|r| whole - c == 0 || rs(whole - c, deadline - r).is_some()))
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn max_wcet_below_top_matches_brute_force(
+            servers in proptest::collection::vec((1u64..=4, 3u64..=12), 0..3),
+            core in proptest::collection::vec((1u64..=6, 8u64..=40, 60u64..=100), 0..3),
+            period in 6u64..=40,
+            dpct in 50u64..=100,
+            whole_pct in 1u64..=100,
+        ) {
+            let mut tasks: Vec<Task> = servers
+                .iter()
+                .map(|&(q, t)| crate::server::Server::new(q, t).as_task(usize::MAX))
+                .collect();
+            let top = tasks.len();
+            let mut lower: Vec<Task> = core
+                .iter()
+                .enumerate()
+                .map(|(id, &(c, t, dp))| {
+                    let d = (t * dp / 100).max(c);
+                    Task::new(id, c, t, d)
+                })
+                .collect();
+            dm_order(&mut lower);
+            tasks.extend(lower);
+            let deadline = (period * dpct / 100).max(1);
+            let whole = (deadline * whole_pct / 100).max(1);
+            let cap = whole - 1;
+            let fast = max_wcet_below_top(&tasks, top, period, deadline, whole, cap);
+            let slow = brute_force_below_top(&tasks, top, period, deadline, whole, cap);
+            proptest::prop_assert_eq!(fast, slow);
+        }
     }
 }

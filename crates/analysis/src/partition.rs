@@ -38,6 +38,27 @@
 //!   without them is R' = C' at the top of a core and τ'' released exactly C'
 //!   after the job.
 //!
+//! Bandwidth servers ([`partition_with`]; klmirqd's independent mode and
+//! CPU reservations, [`crate::server`]) may run on every core above every
+//! task. Each is charged on every core as a top-priority sporadic task
+//! C = Q, T, D = T with release jitter J = T − Q ([`Server::as_task`], the
+//! back-to-back bound of [`crate::server`]) in front of the core's pieces,
+//! in every per-core test: the RTA of a new piece and of those below it,
+//! every fit heuristic, HPTaskSplit's removals and MaximalSplit. The
+//! servers are interferers only: their own deadlines are not checked here
+//! (the caller's G-EDF density test is their guarantee). With servers a
+//! first piece τ' at the top of its core no longer finishes within C':
+//! its response time R' is that of (C', T, D) below the servers, and the
+//! split follows seed 003 §III.B's general rule, τ' = (C', T, D) and
+//! τ'' = (C − C', T, D − R') released R' after τ'. So a later piece is
+//! released no earlier than its predecessor's worst-case completion and
+//! inherits no release jitter. MaximalSplit then also requires that τ'
+//! leaves its remainder feasible alone on a core below the servers,
+//! R_S(C') + R_S(C − C') ≤ D ([`fp::max_wcet_below_top`], which says how
+//! this non-monotone condition is searched; [`maximal_split_with`] is the
+//! plain reference). Without servers R' = C' and everything is as above,
+//! bit for bit.
+//!
 //! All decisions are exact: response times are integer RTA, orderings
 //! compare C/T or C/D by cross-multiplication (after an f64 pre-sort), and
 //! sums of sizes or utilizations (HPTaskSplit's Removed_Size, best/worst-fit
@@ -52,6 +73,7 @@
 
 use crate::bounds::RatioSum;
 use crate::fp;
+use crate::server::{self, Server};
 use crate::task::{cmp_ratio, Task, Time};
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
@@ -127,7 +149,9 @@ pub struct Piece {
     /// Relative deadline of this piece, from its own release: the task's D
     /// minus `offset`.
     pub deadline: Time,
-    /// Release offset from the job's release: 0, C', C' + C'', …
+    /// Release offset from the job's release: 0, R', R' + R'', … where R'
+    /// is the previous piece's response time on its core (its budget C'
+    /// without servers, seed 003 §III.B; see the module docs).
     pub offset: Time,
     /// Release jitter (only unsplit tasks may have any).
     pub jitter: Time,
@@ -213,7 +237,24 @@ impl Partition {
 
 /// Partition `tasks` onto `cores` cores with `heuristic`.
 pub fn partition(tasks: &[Task], cores: usize, heuristic: Heuristic) -> Partition {
-    if let Some(unplaced) = first_infeasible(tasks) {
+    partition_with(tasks, cores, heuristic, &[])
+}
+
+/// [`partition`] with `servers` charged on every core above every piece
+/// (module docs): placement, split budgets and the pieces' response times
+/// all account for them, and every core of the result passes the exact RTA
+/// with the servers in front of its pieces ([`server::with_servers_above`],
+/// [`fp::response_time`]). Inactive servers are ignored; with none the
+/// result is [`partition`]'s. A task that misses its deadline alone on a
+/// core below the servers is [`Failure::Infeasible`].
+pub fn partition_with(
+    tasks: &[Task],
+    cores: usize,
+    heuristic: Heuristic,
+    servers: &[Server],
+) -> Partition {
+    let top = server::with_servers_above(servers, &[]);
+    if let Some(unplaced) = first_infeasible(tasks, &top) {
         return Partition {
             cores: vec![Vec::new(); cores],
             tasks: placements(tasks, &[]),
@@ -226,11 +267,13 @@ pub fn partition(tasks: &[Task], cores: usize, heuristic: Heuristic) -> Partitio
             rule,
             order,
             priority,
-        } => fit(tasks, cores, rule, order, priority),
-        Heuristic::PdmsHpts { order } => pdms_hpts(tasks, cores, order, Build::Partition)
+        } => fit(tasks, cores, rule, order, priority, &top),
+        Heuristic::PdmsHpts { order } => pdms_hpts(tasks, cores, order, Build::Partition, &top)
             .expect("Build::Partition returns a partition"),
-        Heuristic::PdmsHptsDs => pdms_hpts(tasks, cores, Order::DecreasingSize, Build::Partition)
-            .expect("Build::Partition returns a partition"),
+        Heuristic::PdmsHptsDs => {
+            pdms_hpts(tasks, cores, Order::DecreasingSize, Build::Partition, &top)
+                .expect("Build::Partition returns a partition")
+        }
     }
 }
 
@@ -238,14 +281,28 @@ pub fn partition(tasks: &[Task], cores: usize, heuristic: Heuristic) -> Partitio
 /// result (no per-piece response times, no placements): the decision alone,
 /// for sweeps and benchmarks that only count schedulable sets.
 pub fn is_partitionable(tasks: &[Task], cores: usize, heuristic: Heuristic) -> bool {
-    if first_infeasible(tasks).is_some() {
+    is_partitionable_with(tasks, cores, heuristic, &[])
+}
+
+/// [`is_partitionable`] with `servers` charged on every core
+/// ([`partition_with`]).
+pub fn is_partitionable_with(
+    tasks: &[Task],
+    cores: usize,
+    heuristic: Heuristic,
+    servers: &[Server],
+) -> bool {
+    let top = server::with_servers_above(servers, &[]);
+    if first_infeasible(tasks, &top).is_some() {
         return false;
     }
     match heuristic {
-        Heuristic::Fit { .. } => partition(tasks, cores, heuristic).schedulable,
-        Heuristic::PdmsHpts { order } => pdms_hpts(tasks, cores, order, Build::Decision).is_none(),
+        Heuristic::Fit { .. } => partition_with(tasks, cores, heuristic, servers).schedulable,
+        Heuristic::PdmsHpts { order } => {
+            pdms_hpts(tasks, cores, order, Build::Decision, &top).is_none()
+        }
         Heuristic::PdmsHptsDs => {
-            pdms_hpts(tasks, cores, Order::DecreasingSize, Build::Decision).is_none()
+            pdms_hpts(tasks, cores, Order::DecreasingSize, Build::Decision, &top).is_none()
         }
     }
 }
@@ -322,6 +379,24 @@ pub fn maximal_split(core: &[Task], task: &Task) -> Time {
     fp::max_top_priority_wcet(core, task.period, task.deadline, task.wcet - 1).unwrap_or(0)
 }
 
+/// [`maximal_split`] with `servers` above every task of the core: the
+/// largest C' < C such that τ':(C',T,D), placed below the servers and
+/// above `core`, keeps every task of `core` schedulable with the servers
+/// and completes (response time R' with the servers' jittered demand)
+/// early enough for its remainder τ'' = (C − C', T, D − R') to keep
+/// C − C' ≤ D − R' (seed 003 §III.B's split; [`fp::max_wcet_below_top`]). The plain
+/// reference for the partitioner's MaximalSplit with servers; with no
+/// servers it is [`maximal_split`].
+pub fn maximal_split_with(core: &[Task], servers: &[Server], task: &Task) -> Time {
+    if !is_splittable(task) || task.wcet == 0 {
+        return 0;
+    }
+    let all = server::with_servers_above(servers, core);
+    let top = all.len() - core.len();
+    let (p, d, c) = (task.period, task.deadline, task.wcet);
+    fp::max_wcet_below_top(&all, top, p, d, c, c - 1).unwrap_or(0)
+}
+
 /// Split τ:(C,T,D) at `first` = C' into τ':(C',T,D) and τ'':(C − C', T, D − C')
 /// (seed 003 §III.B, HPTS). New values; `task` is untouched.
 /// Requires `first` ≤ C ≤ D.
@@ -342,14 +417,17 @@ pub fn split(task: &Task, first: Time) -> (Task, Task) {
 // ---------------------------------------------------------------------------
 // Shared helpers.
 
-/// The first task that cannot meet its deadline even alone on a core.
-fn first_infeasible(tasks: &[Task]) -> Option<Unplaced> {
+/// The first task that cannot meet its deadline even alone on a core
+/// below the servers `top` (as tasks, [`server::with_servers_above`]).
+fn first_infeasible(tasks: &[Task], top: &[Task]) -> Option<Unplaced> {
     tasks.iter().enumerate().find_map(|(index, t)| {
         // Alone on a core the response time is J + B + C (D ≤ T), or fp's.
         let alone = t.jitter.saturating_add(t.blocking).saturating_add(t.wcet);
         let infeasible = t.period == 0
             || t.deadline == 0
-            || if t.deadline <= t.period {
+            || if !top.is_empty() {
+                fp::response_time(top, t).is_none()
+            } else if t.deadline <= t.period {
                 alone > t.deadline
             } else {
                 fp::response_time_from(&[], t, 0).is_none()
@@ -420,10 +498,16 @@ impl Item {
 
 /// One core: pieces in priority order, the same as plain tasks (for the RTA
 /// slices) and their response times.
+///
+/// `tasks` starts with the `top` servers (as tasks, never analysed, never
+/// removed) and then holds the pieces: the piece at index i of `items`,
+/// `resp`, `exact` and `point` is `tasks[top + i]`, so that
+/// `tasks[..top + i]` is everything above it.
 #[derive(Debug, Clone, Default)]
 struct Core {
     items: Vec<Item>,
     tasks: Vec<Task>,
+    top: usize,
     /// Response times, exact where `exact` says so and lower bounds
     /// elsewhere (a deadline-point test showed the deadline is met).
     resp: Vec<Time>,
@@ -438,6 +522,7 @@ impl Core {
         Core {
             items: Vec::with_capacity(n),
             tasks: Vec::with_capacity(n),
+            top: 0,
             resp: Vec::with_capacity(n),
             exact: Vec::with_capacity(n),
             point: Vec::with_capacity(n),
@@ -447,25 +532,47 @@ impl Core {
     /// Replace the lower bounds in `resp` by exact response times (the core
     /// is known to be schedulable), top down so that each can warm-start
     /// from the one above.
-    fn make_exact(&mut self) {
-        for i in 0..self.tasks.len() {
+    fn make_exact<const S: bool>(&mut self) {
+        let top = self.top::<S>();
+        for i in 0..self.items.len() {
             if self.exact[i] {
                 continue;
             }
-            let task = &self.tasks[i];
+            let task = &self.tasks[top + i];
             let mut start = self.resp[i].saturating_sub(task.jitter);
             if i > 0 {
-                start = start.max(chain_start(&self.tasks[i - 1], self.resp[i - 1], task));
+                start = start.max(chain_start(
+                    &self.tasks[top + i - 1],
+                    self.resp[i - 1],
+                    task,
+                ));
             }
-            self.resp[i] = fp::response_time_from(&self.tasks[..i], task, start)
+            self.resp[i] = fp::response_time_from(&self.tasks[..top + i], task, start)
                 .expect("the deadline-point test showed the core schedulable");
             self.exact[i] = true;
         }
     }
 
-    fn clear(&mut self) {
+    /// The number of servers in front of the pieces: `top`, known to be 0
+    /// when `S` is false (the hot paths are compiled once for cores with
+    /// servers and once for cores without, which then index exactly as
+    /// they did before servers existed).
+    #[inline(always)]
+    fn top<const S: bool>(&self) -> usize {
+        if S {
+            self.top
+        } else {
+            debug_assert_eq!(self.top, 0, "a core with servers analysed as one without");
+            0
+        }
+    }
+
+    /// Empty the core and put the servers `top` (as tasks) above it.
+    fn reset(&mut self, top: &[Task]) {
         self.items.clear();
         self.tasks.clear();
+        self.tasks.extend_from_slice(top);
+        self.top = top.len();
         self.resp.clear();
         self.exact.clear();
         self.point.clear();
@@ -473,11 +580,12 @@ impl Core {
 
     /// Set every response time as exact, after the core was rebuilt, and
     /// recompute the deadline-point demands.
-    fn set_exact(&mut self) {
+    fn set_exact<const S: bool>(&mut self) {
+        let top = self.top::<S>();
         self.exact.clear();
-        self.exact.resize(self.tasks.len(), true);
+        self.exact.resize(self.items.len(), true);
         self.point.clear();
-        for i in 0..self.tasks.len() {
+        for i in top..self.tasks.len() {
             self.point
                 .push(point_demand(&self.tasks[..i], &self.tasks[i]));
         }
@@ -502,22 +610,25 @@ impl Core {
     /// from the one above ([`chain_start`]). Exact response times of the
     /// pieces that passed the point test are computed once, at the end
     /// ([`Core::make_exact`]).
-    fn try_insert_by(
+    fn try_insert_by<const S: bool>(
         &mut self,
         item: Item,
         key_less: impl Fn(&Task, &Task) -> bool,
         scratch: &mut Vec<(Time, bool, Time)>,
     ) -> bool {
-        let pos = self.tasks.partition_point(|t| key_less(t, &item.task));
-        self.tasks.insert(pos, item.task);
+        // Indices below are of pieces (`items`, `resp`, ...); piece i is
+        // `tasks[top + i]`.
+        let top = self.top::<S>();
+        let pos = self.tasks[top..].partition_point(|t| key_less(t, &item.task));
+        self.tasks.insert(top + pos, item.task);
         scratch.clear();
         let new = item.task;
-        for i in pos..self.tasks.len() {
-            let task = &self.tasks[i];
+        for i in pos..self.tasks.len() - top {
+            let task = &self.tasks[top + i];
             let above = match i.checked_sub(1) {
                 None => 0,
-                Some(a) if a < pos => chain_start(&self.tasks[a], self.resp[a], task),
-                Some(a) => chain_start(&self.tasks[a], scratch[a - pos].0, task),
+                Some(a) if a < pos => chain_start(&self.tasks[top + a], self.resp[a], task),
+                Some(a) => chain_start(&self.tasks[top + a], scratch[a - pos].0, task),
             };
             let previous = if i == pos {
                 0
@@ -525,7 +636,7 @@ impl Core {
                 self.resp[i - 1].saturating_sub(task.jitter)
             };
             let start = above.max(previous);
-            let higher = &self.tasks[..i];
+            let higher = &self.tasks[..top + i];
             // Demand at the deadline point: from scratch for the new piece,
             // plus the new piece's jobs for those below it.
             let point = if i == pos {
@@ -547,7 +658,7 @@ impl Core {
             match outcome {
                 Some(entry) => scratch.push(entry),
                 None => {
-                    self.tasks.remove(pos);
+                    self.tasks.remove(top + pos);
                     return false;
                 }
             }
@@ -603,14 +714,15 @@ fn chain_start(above: &Task, above_resp: Time, task: &Task) -> Time {
         .saturating_add(task.wcet)
 }
 
-/// Whether every task of `tasks` (priority order) meets its deadline; the
-/// response times go to `resp`.
-fn schedulable_into(tasks: &[Task], resp: &mut Vec<Time>) -> bool {
+/// Whether every task of `tasks[top..]` (priority order, below the
+/// servers `tasks[..top]`, which are not analysed) meets its deadline; the
+/// response times of `tasks[top..]` go to `resp`.
+fn schedulable_into(tasks: &[Task], top: usize, resp: &mut Vec<Time>) -> bool {
     resp.clear();
-    for i in 0..tasks.len() {
+    for i in top..tasks.len() {
         let start = match i.checked_sub(1) {
-            Some(a) => chain_start(&tasks[a], resp[a], &tasks[i]),
-            None => 0,
+            Some(a) if a >= top => chain_start(&tasks[a], resp[a - top], &tasks[i]),
+            _ => 0,
         };
         match fp::response_time_from(&tasks[..i], &tasks[i], start) {
             Some(r) => resp.push(r),
@@ -622,7 +734,10 @@ fn schedulable_into(tasks: &[Task], resp: &mut Vec<Time>) -> bool {
 
 /// [`fp::max_top_priority_wcet`] for a core that is schedulable on its own,
 /// with `resp` its response times, faster on cores whose tasks all have
-/// J = 0 and D ≤ T (same answer, tested); other cores go to fp.
+/// J = 0 and D ≤ T (same answer, tested); other cores go to fp. With
+/// servers (the first `top` tasks of `core`, jittered) the new task goes
+/// below them and [`fp::max_wcet_below_top`] answers (seed 003 §IV's
+/// MaximalSplit with R' ≤ D, §III.B).
 ///
 /// For each τ_k in priority order, with `best` the largest C' still allowed:
 /// 1. one warm-started RTA of τ_k with the new task at C' = `best` (from
@@ -643,12 +758,18 @@ fn schedulable_into(tasks: &[Task], resp: &mut Vec<Time>) -> bool {
 ///    the recursion derives from them (they are smaller), so they are pruned.
 fn max_top_wcet(
     core: &[Task],
+    top: usize,
     resp: &[Time],
     period: Time,
     deadline: Time,
     cap: Time,
     scratch: &mut PointScratch,
 ) -> Time {
+    if top > 0 {
+        // `cap` is C − 1 of the task being split.
+        let whole = cap.saturating_add(1);
+        return fp::max_wcet_below_top(core, top, period, deadline, whole, cap).unwrap_or(0);
+    }
     let PointScratch {
         points,
         periods,
@@ -972,7 +1093,13 @@ fn rm_less(a: &Task, b: &Task) -> bool {
 }
 
 fn finish(tasks: &[Task], cores: &mut [Core], unplaced: Option<Unplaced>) -> Partition {
-    cores.iter_mut().for_each(Core::make_exact);
+    for core in cores.iter_mut() {
+        if core.top > 0 {
+            core.make_exact::<true>();
+        } else {
+            core.make_exact::<false>();
+        }
+    }
     let cores: Vec<Vec<Piece>> = cores.iter().map(Core::pieces).collect();
     Partition {
         tasks: placements(tasks, &cores),
@@ -985,8 +1112,21 @@ fn finish(tasks: &[Task], cores: &mut [Core], unplaced: Option<Unplaced>) -> Par
 // ---------------------------------------------------------------------------
 // Bin packing without splitting.
 
-fn fit(tasks: &[Task], m: usize, rule: FitRule, order: Order, priority: PriorityRule) -> Partition {
-    let mut cores: Vec<Core> = (0..m).map(|_| Core::with_capacity(tasks.len())).collect();
+fn fit(
+    tasks: &[Task],
+    m: usize,
+    rule: FitRule,
+    order: Order,
+    priority: PriorityRule,
+    top: &[Task],
+) -> Partition {
+    let mut cores: Vec<Core> = (0..m)
+        .map(|_| {
+            let mut core = Core::with_capacity(tasks.len() + top.len());
+            core.reset(top);
+            core
+        })
+        .collect();
     // Exact Σ C/T per core, for best/worst fit.
     let mut util: Vec<RatioSum> = vec![RatioSum::zero(); m];
     let mut candidates: Vec<usize> = Vec::with_capacity(m);
@@ -1047,12 +1187,19 @@ fn accept(
     scratch: &mut Vec<(Time, bool, Time)>,
 ) -> bool {
     match priority {
-        PriorityRule::DeadlineMonotonic => core.try_insert_by(item, dm_less, scratch),
-        PriorityRule::RateMonotonic => core.try_insert_by(item, rm_less, scratch),
+        PriorityRule::DeadlineMonotonic if core.top > 0 => {
+            core.try_insert_by::<true>(item, dm_less, scratch)
+        }
+        PriorityRule::DeadlineMonotonic => core.try_insert_by::<false>(item, dm_less, scratch),
+        PriorityRule::RateMonotonic if core.top > 0 => {
+            core.try_insert_by::<true>(item, rm_less, scratch)
+        }
+        PriorityRule::RateMonotonic => core.try_insert_by::<false>(item, rm_less, scratch),
         PriorityRule::Audsley => {
-            let mut candidate = core.tasks.clone();
+            let top = core.top;
+            let mut candidate = core.tasks[top..].to_vec();
             candidate.push(item.task);
-            let Some(order) = fp::audsley_order(&candidate) else {
+            let Some(order) = fp::audsley_order_below(&core.tasks[..top], &candidate) else {
                 return false;
             };
             // Map the order back to items (equal tasks are interchangeable).
@@ -1066,11 +1213,21 @@ fn accept(
                     .expect("audsley_order returns a permutation");
                 items.push(slot.take().expect("slot is some"));
             }
-            let resp: Option<Vec<Time>> = fp::response_times(&order).into_iter().collect();
+            let resp: Option<Vec<Time>> = if top == 0 {
+                fp::response_times(&order).into_iter().collect()
+            } else {
+                core.tasks.truncate(top);
+                core.tasks.extend_from_slice(&order);
+                (top..core.tasks.len())
+                    .map(|i| fp::response_time(&core.tasks[..i], &core.tasks[i]))
+                    .collect()
+            };
             core.resp = resp.expect("audsley_order returns a schedulable order");
-            core.tasks = order;
+            if top == 0 {
+                core.tasks = order;
+            }
             core.items = items;
-            core.set_exact();
+            core.set_exact::<true>();
             true
         }
     }
@@ -1156,7 +1313,13 @@ enum Build {
     Decision,
 }
 
-fn pdms_hpts(tasks: &[Task], m: usize, order: Order, build: Build) -> Option<Partition> {
+fn pdms_hpts(
+    tasks: &[Task],
+    m: usize,
+    order: Order,
+    build: Build,
+    top: &[Task],
+) -> Option<Partition> {
     // Scratch space is kept per thread across calls: partitioning many
     // small task sets is the common use and would otherwise spend a tenth
     // of its time in the allocator.
@@ -1164,8 +1327,12 @@ fn pdms_hpts(tasks: &[Task], m: usize, order: Order, build: Build) -> Option<Par
         static WORKSPACE: std::cell::RefCell<Workspace> = Default::default();
     }
     WORKSPACE.with(|ws| match ws.try_borrow_mut() {
-        Ok(mut ws) => pdms_hpts_in(tasks, m, order, build, &mut ws),
-        Err(_) => pdms_hpts_in(tasks, m, order, build, &mut Workspace::default()),
+        Ok(mut ws) if top.is_empty() => pdms_hpts_in::<false>(tasks, m, order, build, top, &mut ws),
+        Ok(mut ws) => pdms_hpts_in::<true>(tasks, m, order, build, top, &mut ws),
+        Err(_) if top.is_empty() => {
+            pdms_hpts_in::<false>(tasks, m, order, build, top, &mut Workspace::default())
+        }
+        Err(_) => pdms_hpts_in::<true>(tasks, m, order, build, top, &mut Workspace::default()),
     })
 }
 
@@ -1180,11 +1347,13 @@ struct Workspace {
     resp: Vec<(Time, bool, Time)>,
 }
 
-fn pdms_hpts_in(
+/// `S`: whether `top` (the servers) is non-empty ([`Core::top`]).
+fn pdms_hpts_in<const S: bool>(
     tasks: &[Task],
     m: usize,
     order: Order,
     build: Build,
+    top: &[Task],
     ws: &mut Workspace,
 ) -> Option<Partition> {
     let Workspace {
@@ -1212,7 +1381,7 @@ fn pdms_hpts_in(
         cores.resize_with(m, || Core::with_capacity(tasks.len()));
     }
     let cores = &mut cores[..m];
-    cores.iter_mut().for_each(Core::clear);
+    cores.iter_mut().for_each(|c| c.reset(top));
     let mut outcome = None;
     let mut j = 0;
     while let Some(item) = queue.dequeue() {
@@ -1230,10 +1399,10 @@ fn pdms_hpts_in(
         }
         // EnqueueHP + IsSchedulable; on failure the core is left as it was
         // (Allocated_Queue_j ← Old_Allocated_Queue_j).
-        if cores[j].try_insert_by(item, dm_less, resp_scratch) {
+        if cores[j].try_insert_by::<S>(item, dm_less, resp_scratch) {
             continue;
         }
-        hp_task_split(&mut cores[j], &mut queue, item, scratch);
+        hp_task_split::<S>(&mut cores[j], &mut queue, item, scratch);
         j += 1; // Available_j ← FALSE
     }
     *queue_items = queue.items;
@@ -1251,30 +1420,45 @@ fn pdms_hpts_in(
 
 /// Seed 003 Algorithm 1 (HPTaskSplit) for the core `core`, on which `failed`
 /// (τ_f) does not fit. The core is closed by the caller afterwards.
-fn hp_task_split(core: &mut Core, queue: &mut Queue, failed: Item, s: &mut SplitScratch) {
+fn hp_task_split<const S: bool>(
+    core: &mut Core,
+    queue: &mut Queue,
+    failed: Item,
+    s: &mut SplitScratch,
+) {
     // EnqueueHP(Allocated_Queue_j, τ_f) on a copy, so that the restore
     // branch needs no undo.
     s.items.clear();
     s.items.extend_from_slice(&core.items);
     let pos = s.items.partition_point(|x| dm_less(&x.task, &failed.task));
     s.items.insert(pos, failed);
+    let top = core.top::<S>();
     s.tasks.clear();
+    s.tasks.extend_from_slice(&core.tasks[..top]);
     s.tasks.extend(s.items.iter().map(|it| it.task));
-    // while ¬IsSchedulable: τ ← DequeueHP. Removals are always from the top,
-    // so after k removals the core is s.tasks[k..]. k = 0 is known to fail;
-    // k = len (empty core) always passes.
+    // while ¬IsSchedulable: τ ← DequeueHP. Removals are always from the top
+    // of the pieces, below the `top` servers: after k removals the core is
+    // s.tasks[k..], the servers moved down one place over each removed
+    // piece. k = 0 is known to fail; k = len (no piece left) always passes.
     let mut k = 1;
-    while !schedulable_into(&s.tasks[k..], &mut s.resp) {
+    if top > 0 {
+        s.tasks.copy_within(0..top, 1);
+    }
+    while !schedulable_into(&s.tasks[k..], top, &mut s.resp) {
         k += 1;
+        if top > 0 {
+            s.tasks.copy_within(k - 1..k - 1 + top, k);
+        }
     }
     let last = s.items[k - 1];
     let rest = &s.tasks[k..];
-    // (τ', τ'') = MaximalSplit(Allocated_Queue_j, τ) ([`maximal_split`], by
-    // the faster equivalent [`max_top_wcet`]). The core without τ is
-    // schedulable; C' < C because the core with all of τ on top was not.
+    // (τ', τ'') = MaximalSplit(Allocated_Queue_j, τ) ([`maximal_split`] /
+    // [`maximal_split_with`], by the faster equivalent [`max_top_wcet`]).
+    // The core without τ is schedulable; C' < C because the core with all
+    // of τ on top was not.
     let first = if is_splittable(&last.task) && last.task.wcet > 0 {
         let (p, d, cap) = (last.task.period, last.task.deadline, last.task.wcet - 1);
-        max_top_wcet(rest, &s.resp, p, d, cap, &mut s.points)
+        max_top_wcet(rest, top, &s.resp, p, d, cap, &mut s.points)
     } else {
         0
     };
@@ -1318,23 +1502,33 @@ fn hp_task_split(core: &mut Core, queue: &mut Queue, failed: Item, s: &mut Split
         queue.enqueue(it);
     }
     core.items.clear();
-    core.tasks.clear();
+    core.tasks.truncate(top);
     core.resp.clear();
     if first > 0 {
-        let (head, tail) = split(&last.task, first);
+        let (head, mut tail) = split(&last.task, first);
         // EnqueueHP(Allocated_Queue_j, τ'): τ' keeps τ's (D, T, id), which
-        // was the highest priority left, so it goes on top; its response
-        // time is C' (no jitter or blocking, see is_splittable).
+        // was the highest priority left, so it goes on top (below the
+        // servers); its response time R' is C' (no jitter or blocking, see
+        // is_splittable), or with servers its RTA below them, which
+        // MaximalSplit kept within D.
+        let head_resp = if top == 0 {
+            first
+        } else {
+            fp::response_time(&core.tasks[..top], &head)
+                .expect("MaximalSplit keeps τ' within its deadline")
+        };
         core.items.push(Item { task: head, ..last });
         core.tasks.push(head);
-        core.resp.push(first);
-        // Enqueue(Unallocated_Queue, τ''): released C' after τ' (fix (d):
-        // by its own size).
+        core.resp.push(head_resp);
+        // Enqueue(Unallocated_Queue, τ''): τ'' = (C − C', T, D − R'),
+        // released R' after τ' (seed 003 §III.B; R' = C' without servers,
+        // which is `split`'s D − C'), by its own size (fix (d)).
+        tail.deadline = last.task.deadline - head_resp;
         queue.enqueue(Item {
             task: tail,
             index: last.index,
             piece: last.piece + 1,
-            offset: last.offset + first,
+            offset: last.offset + head_resp,
         });
     } else {
         // Fix (c): MaximalSplit found no room (C' = 0). No empty piece is
@@ -1344,24 +1538,28 @@ fn hp_task_split(core: &mut Core, queue: &mut Queue, failed: Item, s: &mut Split
         // as large as τ_f, so the restore test holds).
         queue.enqueue(last);
     }
-    let above = core.tasks.len();
+    let above = core.items.len();
     for &it in &s.items[k..] {
         core.items.push(it);
         core.tasks.push(it.task);
     }
     // Response times below τ', warm-started from those without it (s.resp,
     // from the last schedulability check above).
-    for i in above..core.tasks.len() {
-        let task = &core.tasks[i];
+    for i in above..core.items.len() {
+        let task = &core.tasks[top + i];
         let mut start = s.resp[i - above].saturating_sub(task.jitter);
         if i > 0 {
-            start = start.max(chain_start(&core.tasks[i - 1], core.resp[i - 1], task));
+            start = start.max(chain_start(
+                &core.tasks[top + i - 1],
+                core.resp[i - 1],
+                task,
+            ));
         }
-        let r = fp::response_time_from(&core.tasks[..i], task, start)
+        let r = fp::response_time_from(&core.tasks[..top + i], task, start)
             .expect("MaximalSplit keeps the core schedulable");
         core.resp.push(r);
     }
-    core.set_exact();
+    core.set_exact::<S>();
 }
 
 #[cfg(test)]
@@ -1709,10 +1907,10 @@ mod tests {
         ) {
             let deadline = (period * dpct / 100).max(1);
             let mut resp = Vec::new();
-            proptest::prop_assume!(schedulable_into(&core, &mut resp));
+            proptest::prop_assume!(schedulable_into(&core, 0, &mut resp));
             let exact = fp::max_top_priority_wcet(&core, period, deadline, cap);
             let mut scratch = PointScratch::default();
-            let fast = max_top_wcet(&core, &resp, period, deadline, cap, &mut scratch);
+            let fast = max_top_wcet(&core, 0, &resp, period, deadline, cap, &mut scratch);
             proptest::prop_assert_eq!(Some(fast), exact);
             // And it is maximal: one more ns breaks the core (unless capped).
             if fast < cap.min(deadline) {
@@ -1763,10 +1961,18 @@ mod tests {
             Task::implicit(3, 26_222_272, 127_720_521),
         ];
         let mut resp = Vec::new();
-        assert!(schedulable_into(&core, &mut resp));
+        assert!(schedulable_into(&core, 0, &mut resp));
         let exact = fp::max_top_priority_wcet(&core, 1_556_726, 1_556_726, 1_000_000);
         let mut scratch = PointScratch::default();
-        let fast = max_top_wcet(&core, &resp, 1_556_726, 1_556_726, 1_000_000, &mut scratch);
+        let fast = max_top_wcet(
+            &core,
+            0,
+            &resp,
+            1_556_726,
+            1_556_726,
+            1_000_000,
+            &mut scratch,
+        );
         assert_eq!(Some(fast), exact);
         let (h, t) = (&core[..3], &core[3]);
         let swept = sweep_max_top_wcet(h, t, 1_556_726, &mut scratch.sweep);

@@ -68,8 +68,9 @@ pub struct PieceReport {
     pub core: u32,
     /// Budget of this piece (its C').
     pub budget: Time,
-    /// Offset of this piece's release after the job's release (seed 003:
-    /// τ'' is released C' after τ').
+    /// Offset of this piece's release after the job's release (seed 003
+    /// §III.B: τ'' is released R' after τ', R' the response time of τ' on
+    /// its core: C' at the top of a core, more with servers charged).
     pub release_offset: Time,
     /// Relative deadline of the piece, from its own release.
     pub deadline: Time,
@@ -261,12 +262,14 @@ pub fn analyze(w: &Workload) -> (Report, Plan) {
 /// is charged on every core as a highest-priority sporadic task with
 /// C = Q, period T and release jitter T − Q ([`crate::server`], our
 /// derivation), in every response-time analysis with a higher-priority
-/// demand term: the P-FP RTA of every core (split pieces included, whose
-/// later pieces then get release jitter from the earlier ones), the
-/// G-FP / C-FP workload bound, and the CPU interference that stretches GPU
-/// holds (`section_stretch`). The partitioning itself does not see them:
-/// it places tasks as [`analyze`] does, and the bounds and the verdict are
-/// then computed with the servers, so a workload can become unschedulable.
+/// demand term: the P-FP partitioning and RTA of every core, the G-FP /
+/// C-FP workload bound, and the CPU interference that stretches GPU holds
+/// (`section_stretch`). Under P-FP the partitioner places tasks and sizes
+/// split budgets with the servers charged on every core
+/// ([`partition::partition_with`]): a split's first piece gets the room its
+/// response time below the servers needs and its remainder is released
+/// that response time later (seed 003 §III.B), so a split does not fill a
+/// core to the last nanosecond and leave none for the servers.
 /// Under C-EDF / G-EDF they are not charged (the tardiness theorem has no
 /// term for them); a note says so and [`Report::servers`] is empty.
 pub fn analyze_with(w: &Workload, extra: &Extra) -> (Report, Plan) {
@@ -446,8 +449,7 @@ pub fn analyze_with(w: &Workload, extra: &Extra) -> (Report, Plan) {
                  every task, ⌈(t + T − Q)/T⌉·Q each in a window t (back-to-back budgets: C = Q, \
                  jitter T − Q; our derivation, rtgpu_analysis::server); sound if each uses its \
                  budget within its period (no more SCHED_DEADLINE threads than CPUs, or the \
-                 reservations' density test passes) and its runtime is enforced exactly; the \
-                 partitioning does not see them",
+                 reservations' density test passes) and its runtime is enforced exactly",
                 server::describe(&charged)
             )
         });
@@ -890,12 +892,29 @@ fn analyze_pfp(
                 ..*t
             })
             .collect();
-        let mut result = partition::partition(&input, cores.len(), heur);
+        // The servers are charged in the placement itself (every per-core
+        // test, split budgets included), and only there: the pieces'
+        // response times come out with them, and charge_core_interference
+        // adds what the partitioner does not see.
+        let mut result = partition::partition_with(&input, cores.len(), heur, cx.servers);
         charge_core_interference(cx, any_gpu, &mut result);
         if let Some(u) = &result.unplaced {
             let why = match u.reason {
-                partition::Failure::Infeasible => "it misses its deadline even alone on a core",
-                partition::Failure::NoCoreLeft => "it fits on none of the remaining cores",
+                partition::Failure::Infeasible if !cx.servers.is_empty() => format!(
+                    "it misses its deadline even alone on a core below {} (charged on every \
+                     core)",
+                    server::describe(cx.servers)
+                ),
+                partition::Failure::Infeasible => {
+                    "it misses its deadline even alone on a core".to_string()
+                }
+                partition::Failure::NoCoreLeft if !cx.servers.is_empty() => format!(
+                    "it fits on none of the remaining cores below {}",
+                    server::describe(cx.servers)
+                ),
+                partition::Failure::NoCoreLeft => {
+                    "it fits on none of the remaining cores".to_string()
+                }
             };
             let piece = if u.piece > 0 {
                 format!(" (its piece {} of {})", u.piece + 1, duration_words(u.wcet))
@@ -975,7 +994,8 @@ fn analyze_pfp(
 /// keeping a deadline thread's affinity to its whole root domain).
 ///
 /// - The other tasks are analysed as the workload without the reservations,
-///   each reservation charged on every core as a bandwidth server of its
+///   each reservation charged on every core (in the P-FP partitioning too,
+///   [`partition::partition_with`]) as a bandwidth server of its
 ///   runtime ([`Reservation::of`]: C and a margin) every T
 ///   ([`crate::server`]'s back-to-back bound), beside
 ///   `extra`'s servers. The bound holds when every reservation's job ends
@@ -1136,9 +1156,9 @@ fn empty_report(w: &Workload) -> Report {
     }
 }
 
-/// What the per-core RTA of [`partition::partition`] does not see, charged
-/// after partitioning; a piece whose response time then exceeds its
-/// deadline keeps a response time above it (reported as a miss).
+/// What the per-core RTA of [`partition::partition_with`] does not see,
+/// charged after partitioning; a piece whose response time then exceeds
+/// its deadline keeps a response time above it (reported as a miss).
 ///
 /// - **Inheritance blocking** (P-FP with GPU locks): a lower-priority job
 ///   on the same core that holds a GPU (or token) may run with a priority
@@ -1147,17 +1167,22 @@ fn empty_report(w: &Workload) -> Report {
 ///   per lower-priority GPU-using piece, for at most that piece's budget
 ///   (all of its CPU work may be inside the section).
 /// - **Bandwidth servers** ([`Cx::servers`]): above every piece of every
-///   core, as sporadic tasks C = Q, T, J = T − Q ([`crate::server`]).
+///   core, as sporadic tasks C = Q, T, J = T − Q ([`crate::server`]). The
+///   partitioner already charged them ([`partition::partition_with`]), so
+///   a piece that gets no other charge keeps its response time; a piece
+///   that does is re-analysed from scratch below the servers and the
+///   pieces above it, so the servers are counted exactly once either way.
 /// - **Release jitter of later pieces** (split tasks): piece k + 1 is
 ///   released at its fixed offset, or when piece k finishes if that is
 ///   later (a job runs its pieces in order), so it has release jitter
-///   max(0, O_k + R_k − O_{k+1}) (Tindell, Burns & Wellings 1994). Without
-///   the two charges above a first or middle piece runs at the highest
-///   priority of its core and R_k = C_k = O_{k+1} − O_k: no jitter, as seed
-///   003 §III.B assumes; with them it is charged, and the cores are
-///   re-analysed until no jitter grows (holistic analysis, Tindell & Clark
-///   1994). If that does not settle within [`MAX_STRETCH_ROUNDS`] rounds
-///   every later piece is reported as missing its deadline.
+///   max(0, O_k + R_k − O_{k+1}) (Tindell, Burns & Wellings 1994). The
+///   partitioner sets O_{k+1} = O_k + R_k with R_k the piece's response
+///   time at the top of its core below the servers (seed 003 §III.B), so
+///   there is none unless the inheritance blocking above lengthens R_k;
+///   then it is charged, and the cores are re-analysed until no jitter
+///   grows (holistic analysis, Tindell & Clark 1994). If that does not
+///   settle within [`MAX_STRETCH_ROUNDS`] rounds every later piece is
+///   reported as missing its deadline.
 fn charge_core_interference(cx: &Cx, any_gpu: bool, result: &mut partition::Partition) {
     if !any_gpu && cx.servers.is_empty() {
         return;
@@ -1210,7 +1235,14 @@ fn charge_core_interference(cx: &Cx, any_gpu: bool, result: &mut partition::Part
                 let mut t = pieces[k].as_task();
                 t.jitter = t.jitter.saturating_add(jitter[c][k]);
                 jittered |= jitter[c][k] > 0;
-                let plain = extra[c][k] == 0 && !jittered && cx.servers.is_empty();
+                // The partitioner's response time already has the servers.
+                let plain = extra[c][k] == 0 && !jittered;
+                debug_assert!(
+                    !plain
+                        || fp::response_time(&hp, &t) == Some(pieces[k].response_time)
+                        || pieces[k].response_time > t.deadline,
+                    "the partitioner charged the servers exactly once"
+                );
                 if !plain {
                     let mut analysed = t;
                     analysed.blocking = analysed.blocking.saturating_add(extra[c][k]);

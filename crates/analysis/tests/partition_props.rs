@@ -400,6 +400,154 @@ proptest! {
     }
 }
 
+/// Servers: every partition found with bandwidth servers charged
+/// (`partition_with`) passes an independent per-core RTA with the servers
+/// as top-priority jittered tasks (`server::with_servers_above`,
+/// `fp::response_time`), on a few hundred random sets (fixed seed) and
+/// under every heuristic. Split pieces follow seed 003 §III.B with R':
+/// each later piece is released exactly when the previous one has surely
+/// finished (O_{k+1} = O_k + R_k, no release jitter), every piece that
+/// continues is on top of its core with the budget of the reference
+/// `maximal_split_with`, and the job meets its deadline.
+#[test]
+fn partitions_with_servers_pass_rta_with_the_servers() {
+    use rtgpu_analysis::generate::Rng;
+    use rtgpu_analysis::partition::{is_partitionable_with, maximal_split_with, partition_with};
+    use rtgpu_analysis::server::{with_servers_above, Server};
+    let mut rng = Rng::new(3003);
+    let heuristics = all_heuristics();
+    let (mut placed, mut split_placed, mut differs) = (0, 0, 0);
+    for set in 0..300 {
+        let m = rng.range(1, 6) as usize;
+        let n = rng.range(m as u64, 4 * m as u64) as usize;
+        let tasks: Vec<Task> = (0..n)
+            .map(|id| {
+                let period = rng.range(10, 2000);
+                let kind = rng.range(0, 9);
+                let deadline = match kind {
+                    0..=4 => period,
+                    9 => period + period * rng.range(1, 100) / 50,
+                    _ => (period * rng.range(30, 100) / 100).max(1),
+                };
+                let wcet = (deadline.min(period) * rng.range(1, 500) / 1000).max(1);
+                let (jitter, blocking) = match kind {
+                    7 => ((deadline - wcet) / 4, 0),
+                    8 => (0, (deadline - wcet) / 4),
+                    _ => (0, 0),
+                };
+                Task {
+                    id,
+                    wcet,
+                    period,
+                    deadline,
+                    jitter,
+                    blocking,
+                }
+            })
+            .collect();
+        let servers: Vec<Server> = (0..rng.range(0, 3))
+            .map(|_| {
+                let period = rng.range(10, 500);
+                Server::new(rng.range(0, period / 5), period)
+            })
+            .collect();
+        let top = with_servers_above(&servers, &[]);
+        for &h in &heuristics {
+            if matches!(
+                h,
+                Heuristic::Fit {
+                    priority: PriorityRule::Audsley,
+                    ..
+                }
+            ) && set % 4 != 0
+            {
+                continue; // the slow one, on a quarter of the sets
+            }
+            let p = partition_with(&tasks, m, h, &servers);
+            assert_eq!(p.cores.len(), m);
+            assert_eq!(p.schedulable, p.unplaced.is_none());
+            assert_eq!(is_partitionable_with(&tasks, m, h, &servers), p.schedulable);
+            if top.is_empty() {
+                assert_eq!(p, partition(&tasks, m, h), "no active server: as without");
+            } else if p != partition(&tasks, m, h) {
+                differs += 1;
+            }
+            // Independent per-core RTA: the servers above, then the pieces.
+            for (j, core) in p.cores.iter().enumerate() {
+                let mut hp = top.clone();
+                for (i, piece) in core.iter().enumerate() {
+                    let t = piece.as_task();
+                    let r = fp::response_time(&hp, &t);
+                    assert_eq!(
+                        r,
+                        Some(piece.response_time),
+                        "set {set} {h:?} core {j} piece {i}: recorded vs RTA with servers"
+                    );
+                    hp.push(t);
+                }
+            }
+            if !p.schedulable {
+                continue;
+            }
+            placed += 1;
+            split_placed += usize::from(p.split_tasks() > 0);
+            for (i, t) in tasks.iter().enumerate() {
+                let mut pieces: Vec<(usize, usize, Piece)> = p
+                    .cores
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(j, c)| {
+                        c.iter()
+                            .enumerate()
+                            .filter(|(_, x)| x.index == i)
+                            .map(move |(k, x)| (j, k, *x))
+                    })
+                    .collect();
+                pieces.sort_by_key(|(_, _, x)| x.piece);
+                assert!(!pieces.is_empty(), "set {set} {h:?}: task {i} not placed");
+                let total: Time = pieces.iter().map(|(_, _, x)| x.wcet).sum();
+                assert_eq!(total, t.wcet, "set {set} {h:?}: budgets of task {i}");
+                let mut offset = 0;
+                for (k, &(j, pos, x)) in pieces.iter().enumerate() {
+                    assert_eq!(
+                        x.offset, offset,
+                        "set {set} {h:?}: task {i} piece {k} offset"
+                    );
+                    assert_eq!(x.deadline + x.offset, t.deadline);
+                    assert!(x.response_time <= x.deadline);
+                    if k + 1 < pieces.len() {
+                        // τ' on top of its core, as large as MaximalSplit with
+                        // the servers allows for what was left of the task.
+                        assert_eq!(pos, 0, "set {set} {h:?}: split piece not on top");
+                        let left: Time = pieces[k..].iter().map(|(_, _, y)| y.wcet).sum();
+                        let whole = Task {
+                            wcet: left,
+                            ..x.as_task()
+                        };
+                        let rest: Vec<Task> = p.cores[j][1..].iter().map(Piece::as_task).collect();
+                        assert_eq!(
+                            maximal_split_with(&rest, &servers, &whole),
+                            x.wcet,
+                            "set {set} {h:?}: task {i} piece {k} not the maximal split"
+                        );
+                    }
+                    offset = x.offset + x.response_time;
+                }
+                assert!(offset <= t.deadline, "set {set} {h:?}: task {i} misses");
+            }
+        }
+    }
+    eprintln!("placed {placed}, with a split {split_placed}, changed by the servers {differs}");
+    // The sets must exercise the servers: placements, splits among them,
+    // and placements that differ from the server-blind partitioner's.
+    assert!(placed > 1000, "placed {placed}");
+    assert!(split_placed > 100, "placed with a split {split_placed}");
+    assert!(
+        differs > 1000,
+        "partitions changed by the servers {differs}"
+    );
+}
+
 /// How hard the bound tests are: how often first fit fails and
 /// PDMS_HPTS_DS splits on the sets `pdms_hpts_ds_meets_theorem7` draws.
 /// Run with `cargo test --release --test partition_props -- --ignored --nocapture`.

@@ -111,3 +111,92 @@ fn a_jittered_reservation_gets_the_deadline_less_its_jitter() {
     assert_eq!(plan.tasks[0].reservation.map(|r| r.runtime), Some(2 * MS));
     assert_eq!(report.tasks[0].verdict, TaskVerdict::MissesDeadline);
 }
+
+/// examples/pdms-split.toml (fast 6/10, medium 12/20, slow 24/40 ms on two
+/// cores, total 1.8, PDMS_HPTS_DS) plus a CPU reservation r of C = 100 us
+/// every 10 ms: its runtime is 100 + max(20 us, 200 us) = 300 us, a server
+/// Q = 0.3, T = 10, J = 9.7 on both cores (in ms below). The partitioner
+/// charges it:
+/// - core 0: fast, R = 6 + 0.3·⌈(R + 9.7)/10⌉ = 6.6; medium below misses.
+///   HPTaskSplit removes fast; medium alone: 12.9. MaximalSplit of fast
+///   over {medium}: 12 + 0.3·⌈(t + 9.7)/10⌉ + ⌈t/10⌉·C' ≤ t; t = 20:
+///   12 + 0.9 + 2C' ≤ 20, C' = 3.55 (no other point admits more). fast'
+///   below the server: R' = 3.55 + 0.3·⌈(R' + 9.7)/10⌉ = 4.15; its
+///   remainder 2.45 alone in 10 − 4.15 = 5.85: 2.45 + 0.6 = 3.05, fine.
+///   Removed 0.6 < 0.6 + 0.355: split. medium: w = 12 + 3.55·⌈w/10⌉ +
+///   0.3·⌈(w + 9.7)/10⌉: 15.85 → 20 → 20 ≤ 20.
+/// - fast'' = (2.45, 10, D 5.85) released 4.15 after the job. Core 1:
+///   slow (0.6 before fast'' at 0.419), R = 24 + 0.3·⌈(R + 9.7)/10⌉ = 25.2;
+///   fast'' on top: 3.05 ≤ 5.85; slow: 24 + 2.45·⌈w/10⌉ +
+///   0.3·⌈(w + 9.7)/10⌉: 26.75 → 32.55 → 35.3 → 35.3 ≤ 40.
+///
+/// fast's job: 4.15 + 3.05 = 7.2 ms. Without the servers in the
+/// partitioner, the split filled core 0 to the last nanosecond (fast' = 4,
+/// medium at exactly 20) and the reservation made medium miss.
+#[test]
+fn pdms_split_with_a_reservation_splits_around_it() {
+    let example = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/pdms-split.toml"
+    ))
+    .expect("examples/pdms-split.toml");
+    let text = format!(
+        "{example}\n[[task]]\nname = \"r\"\nwcet = \"100 us\"\nperiod = \"10 ms\"\nreservation = true\n"
+    );
+    let w = rtgpu_model::parse_workload(&text, "pdms-split-r.toml").expect("valid workload");
+    let (report, plan) = analyze(&w);
+    assert_eq!(report.verdict, Verdict::Schedulable, "{}", report.reason);
+    let by_name = |n: &str| {
+        report
+            .tasks
+            .iter()
+            .find(|t| t.name == n)
+            .expect("task in the report")
+    };
+    let fast = by_name("fast");
+    assert_eq!(
+        fast.pieces
+            .iter()
+            .map(|p| (
+                p.core,
+                p.budget,
+                p.release_offset,
+                p.deadline,
+                p.response_time
+            ))
+            .collect::<Vec<_>>(),
+        vec![
+            (0, 3_550_000, 0, 10 * MS, Some(4_150_000)),
+            (1, 2_450_000, 4_150_000, 5_850_000, Some(3_050_000)),
+        ]
+    );
+    assert_eq!(fast.response_time, Some(7_200_000));
+    assert_eq!(by_name("medium").response_time, Some(20 * MS));
+    assert_eq!(by_name("slow").response_time, Some(35_300_000));
+    assert_eq!(by_name("r").response_time, Some(10 * MS));
+    for t in &report.tasks {
+        let r = t.response_time.expect("every task has a bound");
+        assert!(r <= t.deadline, "{}: {r} > {}", t.name, t.deadline);
+        assert_eq!(t.verdict, TaskVerdict::MeetsDeadline, "{}", t.name);
+        for p in &t.pieces {
+            assert!(
+                p.response_time.is_some_and(|r| r <= p.deadline),
+                "{}: {p:?}",
+                t.name
+            );
+        }
+    }
+    // The plan releases fast's second piece when its first has surely
+    // finished, below the reservation.
+    let fast_plan = plan.tasks.iter().find(|t| t.name == "fast").unwrap();
+    assert_eq!(fast_plan.pieces[1].release_offset, 4_150_000);
+    // The example alone is unchanged (4 ms + 2 ms split).
+    let alone = rtgpu_model::parse_workload(&example, "pdms-split.toml").unwrap();
+    let (plain, _) = analyze(&alone);
+    assert_eq!(plain.verdict, Verdict::Schedulable);
+    let f = plain.tasks.iter().find(|t| t.name == "fast").unwrap();
+    assert_eq!(
+        f.pieces.iter().map(|p| p.budget).collect::<Vec<_>>(),
+        vec![4 * MS, 2 * MS]
+    );
+}

@@ -125,18 +125,25 @@ fn edf_says_the_servers_are_not_charged() {
 }
 
 #[test]
-fn split_pieces_inherit_release_jitter() {
-    // Three tasks (6 ms, 10 ms) on two cores under PDMS_HPTS_DS (the split
-    // of rtgpu_analysis::partition's `first_fit_fails_ds_splits`, in ms):
-    // core 0 = [a' (C 4, D 10), b (6)], core 1 = [a'' (C 2, offset 4, D 6),
-    // c (6)]. The partition does not see the server (1 ms every 5 ms); the
-    // bounds do:
-    // - a' at the top of core 0: R = 4 + ⌈(R + 4)/5⌉ → 5 → 6 → 6. It ends up
-    //   to 2 ms after a'' is due (offset 4): a'' has release jitter 2.
-    // - a'' with J = 2: w = 2 + ⌈(w + 4)/5⌉ → 3 → 4 → 4, R = w + J = 6 ≤ 6.
-    //   a's job: 4 + 6 = 10 ms (without the jitter it would read 8 ms).
-    // - b: 6 + ⌈(R+4)/5⌉ + 4⌈R/10⌉ starts at 11 > 10: misses (the split
-    //   left core 0 no slack); c likewise on core 1.
+fn split_budgets_leave_room_for_the_server() {
+    // Three tasks (6 ms, 10 ms) on two cores under PDMS_HPTS_DS and a
+    // server of 0.5 ms every 10 ms (C = 0.5, T = 10, J = 9.5), which the
+    // partitioner charges on every core (in ms):
+    // - core 0: a, R = 6 + 0.5·⌈(R + 9.5)/10⌉ → 6.5 → 7 → 7; b below it
+    //   misses. HPTaskSplit removes a; b alone: R = 7. MaximalSplit of a
+    //   over {b}: b needs 6 + 0.5·⌈(t + 9.5)/10⌉ + ⌈t/10⌉·C' ≤ t for some
+    //   t ≤ 10; t = 10: 7 + C' ≤ 10, C' = 3. a' = 3 below the server:
+    //   R' = 3 + 0.5·⌈(R' + 9.5)/10⌉ → 3.5 → 4 → 4; the remainder 3 in
+    //   10 − 4 = 6 alone below the server: 4 ≤ 6, fine. Removed 0.6 <
+    //   0.6 + 0.3: split. Core 0 = [a' (3), b]: b = 6 + 3 + 0.5·⌈19.5/10⌉
+    //   = 10 ≤ 10.
+    // - a'' = (3, 10, D 10 − R' = 6), released R' = 4 after the job
+    //   (seed 003 §III.B). Core 1: c (R 7), then a'' on top (D 6): R = 4;
+    //   c: 6 + 3 + 0.5·⌈(w + 9.5)/10⌉: 9.5 → 10 → 10 ≤ 10.
+    // a's job: 4 + 4 = 8 ms, and no release jitter (a'' is released when
+    // a' has surely finished). Without the server the split is 4 + 2 as
+    // in rtgpu_analysis::partition's `first_fit_fails_ds_splits`; a
+    // partition that did not see the server made b miss (6 + 4 + 1 > 10).
     let toml = workload(
         "P-FP",
         2,
@@ -149,29 +156,81 @@ fn split_pieces_inherit_release_jitter() {
     );
     let plain = analyse(&toml, &[]);
     assert_eq!(plain.verdict, Verdict::Schedulable);
-    assert_eq!(task(&plain, "a").pieces.len(), 2);
-    assert_eq!(task(&plain, "a").response_time, Some(6 * MS));
-    let r = analyse(&toml, &[Server::new(MS, 5 * MS)]);
-    let a = task(&r, "a");
-    // The same placement as the plain analysis.
-    assert_eq!(
-        a.pieces
-            .iter()
-            .map(|p| (p.core, p.budget, p.release_offset))
-            .collect::<Vec<_>>(),
-        task(&plain, "a")
+    let pieces = |r: &Report| {
+        task(r, "a")
             .pieces
             .iter()
-            .map(|p| (p.core, p.budget, p.release_offset))
+            .map(|p| (p.core, p.budget, p.release_offset, p.response_time))
             .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        pieces(&plain),
+        vec![
+            (0, 4 * MS, 0, Some(4 * MS)),
+            (1, 2 * MS, 4 * MS, Some(2 * MS))
+        ]
     );
-    assert_eq!(a.pieces[0].response_time, Some(6 * MS));
-    assert_eq!(a.pieces[1].response_time, Some(6 * MS));
-    assert_eq!(a.response_time, Some(10 * MS));
-    assert_eq!(a.verdict, TaskVerdict::MeetsDeadline);
-    assert_eq!(task(&r, "b").verdict, TaskVerdict::MissesDeadline);
-    assert_eq!(task(&r, "c").verdict, TaskVerdict::MissesDeadline);
+    let r = analyse(&toml, &[Server::new(MS / 2, 10 * MS)]);
+    assert_eq!(r.verdict, Verdict::Schedulable, "{}", r.reason);
+    assert_eq!(
+        pieces(&r),
+        vec![
+            (0, 3 * MS, 0, Some(4 * MS)),
+            (1, 3 * MS, 4 * MS, Some(4 * MS))
+        ]
+    );
+    let a = task(&r, "a");
+    assert_eq!(a.response_time, Some(8 * MS));
+    assert_eq!(a.pieces[1].deadline, 6 * MS);
+    for (name, core) in [("b", 0), ("c", 1)] {
+        let t = task(&r, name);
+        assert_eq!(t.cores, vec![core]);
+        assert_eq!(t.response_time, Some(10 * MS), "{name}");
+        assert_eq!(t.verdict, TaskVerdict::MeetsDeadline);
+    }
+    // A bigger server (1 ms every 5 ms: 0.2 of each core, 2.2 in all) leaves
+    // no placement: not schedulable, and the partitioner says where it
+    // stopped with the servers named.
+    let r = analyse(&toml, &[Server::new(MS, 5 * MS)]);
     assert_eq!(r.verdict, Verdict::NotSchedulable);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("fits on none of the remaining cores below 1 server(s)")),
+        "{:?}",
+        r.notes
+    );
+}
+
+#[test]
+fn a_server_too_big_for_any_core_is_reported() {
+    // τ = (2 ms, 10 ms) on four cores below a server of 9 ms every 10 ms
+    // (J = 1 ms): R = 2 + 9·⌈(R + 1)/10⌉ → 11 → 2 + 9·2 = 20 > 10. No core
+    // can take τ, however many: the partitioner reports it infeasible, with
+    // the server in the reason.
+    let toml = workload("P-FP", 4, &[("tau", 2_000, 10_000)], "");
+    let r = analyse(&toml, &[Server::new(9 * MS, 10 * MS)]);
+    assert_eq!(r.verdict, Verdict::NotSchedulable);
+    let t = task(&r, "tau");
+    assert_eq!(t.verdict, TaskVerdict::Unplaced);
+    assert!(t.pieces.is_empty());
+    assert!(
+        r.notes.iter().any(|n| n.contains(
+            "partitioning stopped at tau: it misses its deadline even alone on a core below \
+             1 server(s) of 9 ms every 10 ms"
+        )),
+        "{:?}",
+        r.notes
+    );
+    // Under first fit likewise.
+    let toml = workload(
+        "P-FP",
+        4,
+        &[("tau", 2_000, 10_000)],
+        "partitioning = \"first-fit\"",
+    );
+    let r = analyse(&toml, &[Server::new(9 * MS, 10 * MS)]);
+    assert_eq!(task(&r, "tau").verdict, TaskVerdict::Unplaced);
 }
 
 /// One GPU on two cores, G-FP, zero overheads but a 30 us bottom half,

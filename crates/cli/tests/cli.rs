@@ -95,6 +95,50 @@ fn first_fit_cannot_place_what_splitting_can() {
 }
 
 #[test]
+fn pdms_split_with_a_reservation_is_split_around_it() {
+    // examples/pdms-split.toml plus a CPU reservation of 100 us every
+    // 10 ms (runtime 300 us, charged on both cores): the partitioner leaves
+    // it room, so the split is 3.55 ms + 2.45 ms, the second piece
+    // released 4.15 ms after the job (the first piece's response time
+    // below the reservation), and every bound holds (hand-derived in
+    // rtgpu-analysis's tests/reservations.rs).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(example("pdms-split.toml")).expect("example");
+    let with_r = format!(
+        "{text}\n[[task]]\nname = \"r\"\nwcet = \"100 us\"\nperiod = \"10 ms\"\nreservation = true\n"
+    );
+    let f = write(dir.path(), "split-r.toml", &with_r);
+    let o = rtgpu(&["analyze", &f]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    assert!(out.contains("verdict: SCHEDULABLE"), "{out}");
+    let o = rtgpu(&["analyze", "--json", &f]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+    let tasks = v["tasks"].as_array().expect("tasks");
+    assert_eq!(tasks.len(), 4);
+    for t in tasks {
+        let r = t["response_time"].as_u64().expect("bounded");
+        assert!(r <= t["deadline"].as_u64().unwrap(), "{t}");
+        assert_eq!(t["verdict"], "meets-deadline", "{t}");
+    }
+    let fast = tasks.iter().find(|t| t["name"] == "fast").expect("fast");
+    let pieces: Vec<(u64, u64)> = fast["pieces"]
+        .as_array()
+        .expect("pieces")
+        .iter()
+        .map(|p| {
+            (
+                p["budget"].as_u64().unwrap(),
+                p["release_offset"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(pieces, vec![(3_550_000, 0), (2_450_000, 4_150_000)]);
+    assert_eq!(fast["response_time"], 7_200_000);
+}
+
+#[test]
 fn invalid_input_names_file_line_column_and_field() {
     let dir = tempfile::tempdir().expect("tempdir");
     let f = write(
