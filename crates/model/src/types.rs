@@ -332,7 +332,8 @@ pub struct Task {
     pub cluster: Option<usize>,
     pub gpu: Option<GpuPart>,
     /// A CPU reservation: the task's thread runs under SCHED_DEADLINE with
-    /// runtime C, deadline D and period T (a constant-bandwidth server,
+    /// about C of runtime, deadline D and period T (the analysis plans the
+    /// exact parameters: `Reservation::of`; a constant-bandwidth server,
     /// above every SCHED_FIFO thread, on any CPU) instead of at a fixed
     /// priority. CPU-only tasks with D <= T and no cluster binding.
     pub reservation: bool,
