@@ -374,16 +374,7 @@ fn max_split_leaving_room(
     let own = |c: Time| c == 0 || rs(c, deadline).is_some();
     let mut c = cap;
     if !own(c) {
-        let (mut lo, mut hi) = (0, c); // own(lo), !own(hi)
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if own(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        c = lo;
+        c = last_below(c, own);
     }
     for _ in 0..MAX_SPLIT_RUNS {
         if c == 0 {
@@ -398,18 +389,25 @@ fn max_split_leaving_room(
         // c2 < R_S(c) − c (non-decreasing in c2; c2 = 0 counts as 0 < k).
         let k = r - c;
         let below = |x: Time| x == 0 || rs(x, deadline).is_some_and(|rx| rx - x < k);
-        let (mut lo, mut hi) = (0, c); // below(lo), !below(hi)
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if below(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        c = lo;
+        c = last_below(c, below);
     }
     0
+}
+
+/// The largest x < `hi` with `holds(x)`, by bisection: `holds` must be
+/// true at 0, false at `hi`, and monotone (true up to some point, false
+/// after it).
+fn last_below(hi: Time, holds: impl Fn(Time) -> bool) -> Time {
+    let (mut lo, mut hi) = (0, hi);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if holds(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// Above this many scheduling points (long deadlines over short periods),

@@ -167,6 +167,16 @@ fn random_workload(rng: &mut Rng, k: u64) -> Workload {
     }
 }
 
+/// A bound exceeded, in words (printed at once, and listed at the end).
+fn over_bound(w: &Workload, more: &str, task: &str, observed: u64, bound: u64) -> String {
+    let line = format!(
+        "{} ({:?}, {:?}, rho {}{more}): task {task} observed {observed} > bound {bound}",
+        w.name, w.policy.cpu_scheduler, w.policy.gpu_allocator, w.policy.tokens_per_gpu,
+    );
+    eprintln!("{line}");
+    line
+}
+
 #[test]
 fn gpu_aware_bounds_are_sound() {
     let n: u64 = std::env::var("RTGPU_GPU_SOUNDNESS_N")
@@ -221,18 +231,7 @@ fn gpu_aware_bounds_are_sound() {
                 gpu_jobs_bounded += t.jobs;
             }
             if t.max_response > bound {
-                let line = format!(
-                    "{} ({:?}, {:?}, rho {}): task {} observed {} > bound {}",
-                    w.name,
-                    w.policy.cpu_scheduler,
-                    w.policy.gpu_allocator,
-                    w.policy.tokens_per_gpu,
-                    t.name,
-                    t.max_response,
-                    bound,
-                );
-                eprintln!("{line}");
-                exceeded.push(line);
+                exceeded.push(over_bound(&w, "", &t.name, t.max_response, bound));
             }
         }
     }
@@ -335,19 +334,8 @@ fn klmirqd_independent_server_bounds_are_sound() {
                 closest = closest.max(t.max_response as f64 / bound as f64);
             }
             if t.max_response > bound {
-                let line = format!(
-                    "{} ({:?}, {:?}, rho {}, server {:?}): task {} observed {} > bound {}",
-                    w.name,
-                    w.policy.cpu_scheduler,
-                    w.policy.gpu_allocator,
-                    w.policy.tokens_per_gpu,
-                    extra.bottom_halves,
-                    t.name,
-                    t.max_response,
-                    bound,
-                );
-                eprintln!("{line}");
-                exceeded.push(line);
+                let server = format!(", server {:?}", extra.bottom_halves);
+                exceeded.push(over_bound(&w, &server, &t.name, t.max_response, bound));
             }
         }
     }

@@ -126,6 +126,30 @@ fn random_workload(rng: &mut Rng, sched: CpuScheduler, k: u64) -> Workload {
     }
 }
 
+/// The run of workload `k`: its 200 ms hyperperiod, drained; odd `k`
+/// sporadic (gaps up to 1.3 T) with execution times down to half the
+/// WCET, even `k` synchronous periodic at the WCET; jitter drawn.
+fn sim_config(k: u64, seed: u64) -> SimConfig {
+    let sporadic = k % 2 == 1;
+    SimConfig {
+        duration: 200_000_000,
+        seed,
+        releases: if sporadic {
+            Releases::Sporadic {
+                max_extra_ppm: 300_000,
+            }
+        } else {
+            Releases::Periodic
+        },
+        jitter: true,
+        bcet_ppm: if sporadic { 500_000 } else { 1_000_000 },
+        overheads: false,
+        drain: true,
+        buckets: 1,
+        ..SimConfig::default()
+    }
+}
+
 fn count() -> u64 {
     std::env::var("RTGPU_SOUNDNESS_N")
         .ok()
@@ -145,24 +169,7 @@ fn check(sched: CpuScheduler, n: u64, seed: u64) -> (u64, u64, u64) {
             continue;
         }
         bounded += 1;
-        let sporadic = k % 2 == 1;
-        let cfg = SimConfig {
-            duration: 200_000_000,
-            seed: seed ^ k,
-            releases: if sporadic {
-                Releases::Sporadic {
-                    max_extra_ppm: 300_000,
-                }
-            } else {
-                Releases::Periodic
-            },
-            jitter: true,
-            bcet_ppm: if sporadic { 500_000 } else { 1_000_000 },
-            overheads: false,
-            drain: true,
-            buckets: 1,
-            ..SimConfig::default()
-        };
+        let cfg = sim_config(k, seed ^ k);
         let r = simulate(&w, &cfg).unwrap_or_else(|e| panic!("{}: {e}", w.name));
         jobs += r.jobs;
         for (t, tr) in r.tasks.iter().zip(&report.tasks) {
@@ -301,24 +308,7 @@ fn reservations_beside_fixed_priority_are_sound() {
             continue;
         }
         bounded += 1;
-        let sporadic = k % 2 == 1;
-        let cfg = SimConfig {
-            duration: 200_000_000,
-            seed: k,
-            releases: if sporadic {
-                Releases::Sporadic {
-                    max_extra_ppm: 300_000,
-                }
-            } else {
-                Releases::Periodic
-            },
-            jitter: true,
-            bcet_ppm: if sporadic { 500_000 } else { 1_000_000 },
-            overheads: false,
-            drain: true,
-            buckets: 1,
-            ..SimConfig::default()
-        };
+        let cfg = sim_config(k, k);
         let r = simulate(&w, &cfg).unwrap_or_else(|e| panic!("{}: {e}", w.name));
         for (i, (t, tr)) in r.tasks.iter().zip(&report.tasks).enumerate() {
             let bound = tr
