@@ -2075,32 +2075,20 @@ impl Engine {
         if hops == 0 {
             return;
         }
-        let waits = [
-            (j.reqs[0].is_some() && !j.held[0], j.req_locks[0]),
-            (j.reqs[1].is_some() && !j.held[1], j.req_locks[1]),
-            (j.gpu_lock.is_some() && !j.held[2], [j.gpu_lock_id; 2]),
-        ];
-        for (waiting, locks) in waits {
-            if !waiting {
-                continue;
-            }
-            for (n, &l) in locks.iter().enumerate() {
-                if n == 1 && l == locks[0] {
-                    continue;
-                }
-                if let Some(h) = self.locks.holder(l) {
-                    if h as usize != i {
-                        self.inherit_more(h as usize, c, hops - 1);
-                    }
-                }
-            }
-        }
+        self.for_waited_holders(i, |e, h| e.inherit_more(h, c, hops - 1));
     }
 
     /// [`Self::invalidate`]'s pass up the chain: the holders of the locks
     /// job `i` waits on.
     #[inline(never)]
     fn invalidate_up(&mut self, i: usize, depth: u8) {
+        self.for_waited_holders(i, |e, h| e.invalidate(h, depth - 1));
+    }
+
+    /// Calls `f` on each holder (other than `i`) of the locks job `i` waits
+    /// on, in the order of its requests, each lock once per request.
+    #[inline(always)]
+    fn for_waited_holders(&mut self, i: usize, mut f: impl FnMut(&mut Self, usize)) {
         let j = &self.jobs[i];
         let waits = [
             (j.reqs[0].is_some() && !j.held[0], j.req_locks[0]),
@@ -2117,7 +2105,7 @@ impl Engine {
                 }
                 if let Some(h) = self.locks.holder(l) {
                     if h as usize != i {
-                        self.invalidate(h as usize, depth - 1);
+                        f(self, h as usize);
                     }
                 }
             }

@@ -167,6 +167,28 @@ fn random_workload(rng: &mut Rng, k: u64) -> Workload {
     }
 }
 
+/// The run of workload `k` (seeded with `k`), drained: sporadic (gaps up
+/// to 1.2 T) with execution times down to 60 % of the WCET, or synchronous
+/// periodic at the WCET; no overheads.
+fn sim_config(k: u64, sporadic: bool, duration: u64) -> SimConfig {
+    SimConfig {
+        duration,
+        seed: k,
+        releases: if sporadic {
+            Releases::Sporadic {
+                max_extra_ppm: 200_000,
+            }
+        } else {
+            Releases::Periodic
+        },
+        bcet_ppm: if sporadic { 600_000 } else { 1_000_000 },
+        overheads: false,
+        drain: true,
+        buckets: 1,
+        ..SimConfig::default()
+    }
+}
+
 /// A bound exceeded, in words (printed at once, and listed at the end).
 fn over_bound(w: &Workload, more: &str, task: &str, observed: u64, bound: u64) -> String {
     let line = format!(
@@ -201,24 +223,11 @@ fn gpu_aware_bounds_are_sound() {
             continue;
         }
         bounded += 1;
-        let sporadic = k % 2 == 1;
         let r = simulate(
             &w,
             &SimConfig {
-                duration: 200_000_000,
-                seed: k,
-                releases: if sporadic {
-                    Releases::Sporadic {
-                        max_extra_ppm: 200_000,
-                    }
-                } else {
-                    Releases::Periodic
-                },
-                bcet_ppm: if sporadic { 600_000 } else { 1_000_000 },
                 overheads: std::env::var_os("RTGPU_GPU_SOUNDNESS_OVERHEADS").is_some(),
-                drain: true,
-                buckets: 1,
-                ..SimConfig::default()
+                ..sim_config(k, k % 2 == 1, 200_000_000)
             },
         )
         .unwrap_or_else(|e| panic!("{}: {e}", w.name));
@@ -303,25 +312,12 @@ fn klmirqd_independent_server_bounds_are_sound() {
             continue;
         }
         bounded += 1;
-        let sporadic = k % 4 >= 2;
         let r = simulate(
             &w,
             &SimConfig {
-                duration: 1_000_000_000,
-                seed: k,
-                releases: if sporadic {
-                    Releases::Sporadic {
-                        max_extra_ppm: 200_000,
-                    }
-                } else {
-                    Releases::Periodic
-                },
-                bcet_ppm: if sporadic { 600_000 } else { 1_000_000 },
                 overheads: true,
-                drain: true,
-                buckets: 1,
                 klmirqd: Klmirqd::Independent(server),
-                ..SimConfig::default()
+                ..sim_config(k, k % 4 >= 2, 1_000_000_000)
             },
         )
         .unwrap_or_else(|e| panic!("{}: {e}", w.name));
