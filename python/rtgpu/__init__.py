@@ -10,12 +10,15 @@ Workloads (the TOML file that ``rtgpu analyze`` reads)::
     report = w.analyze()
     report.verdict            # Verdict.SCHEDULABLE
     report.tasks[0].response_time
+    sim = w.simulate(duration="2 s", seed=1)  # what ``rtgpu simulate`` runs
+    sim.tasks[0].max_response, sim.tasks[0].bound
 
 Task sets built in code::
 
     ts = [rtgpu.Task("1 ms", "4 ms"), rtgpu.Task("2 ms", "6 ms")]
     rtgpu.fp.response_times(ts)               # exact RTA, DM priorities
     rtgpu.partition(ts, cores=2)              # PDMS_HPTS_DS task splitting
+    rtgpu.partition(ts, 2, servers=[("100 us", "1 ms")])  # a server on every core
     rtgpu.edf.gedf_tardiness(ts, m=2)         # G-EDF tardiness bounds
 
 Modules: :mod:`rtgpu.fp` (uniprocessor fixed priority), :mod:`rtgpu.edf`,
@@ -47,13 +50,16 @@ from ._rtgpu import (
     Piece,
     PieceReport,
     Report,
+    SimResult,
+    SimTaskStats,
     Task,
     TaskReport,
     Unplaced,
+    UtilizationSeries,
     Workload,
     WorkloadTask,
 )
-from ._typing import Duration, PriorityOrder
+from ._typing import Duration, KlmirqdMode, PriorityOrder, ServerParams
 
 __version__: str = _rtgpu.__version__
 
@@ -67,15 +73,20 @@ __all__ = [
     "Duration",
     "GpuReport",
     "GpuWork",
+    "KlmirqdMode",
     "Partition",
     "Piece",
     "PieceReport",
     "PriorityOrder",
     "Report",
+    "ServerParams",
+    "SimResult",
+    "SimTaskStats",
     "Task",
     "TaskReport",
     "TaskVerdict",
     "Unplaced",
+    "UtilizationSeries",
     "Verdict",
     "Workload",
     "WorkloadError",
@@ -144,6 +155,7 @@ def partition(
     *,
     order: TaskOrder | None = None,
     priority: CorePriority | None = None,
+    servers: Iterable[ServerParams] | None = None,
 ) -> Partition:
     """Partition ``tasks`` onto ``cores`` cores, each core checked by exact
     fixed-priority response-time analysis.
@@ -159,6 +171,14 @@ def partition(
       utilization), priorities on each core by ``priority`` (default
       ``"dm"``).
 
+    ``servers``: bandwidth servers ``(runtime, period)`` (durations, e.g.
+    ``("200 us", "2 ms")``: klmirqd's independent servers, CPU
+    reservations) charged on every core above every piece, as the workload
+    analysis charges them: placement, split budgets and response times all
+    account for them. Each needs ``0 < runtime <= period``, else
+    :class:`ValueError`. ``None`` or ``[]`` (default): no server, the same
+    result as without the argument.
+
     Pieces and placements refer to tasks by their position in ``tasks``.
     """
-    return _rtgpu.partition(list(tasks), cores, heuristic, order, priority)
+    return _rtgpu.partition(list(tasks), cores, heuristic, order, priority, servers)

@@ -211,3 +211,71 @@ pub(crate) fn clusters(obj: &Bound<'_, PyAny>, arg: &str) -> PyResult<Vec<(u32, 
     }
     Ok(out)
 }
+
+/// A bandwidth server `(runtime, period)`: two durations (int ns, strings
+/// with a unit or timedeltas) with `min_runtime <= runtime <= period`.
+pub(crate) fn server(
+    obj: &Bound<'_, PyAny>,
+    arg: &str,
+    min_runtime: Time,
+) -> PyResult<rtgpu_analysis::server::Server> {
+    let not_a_pair = || {
+        PyTypeError::new_err(format!(
+            "{arg} must be a pair (runtime, period) of durations, got {}",
+            type_name(obj)
+        ))
+    };
+    if obj.is_instance_of::<PyString>() {
+        return Err(not_a_pair());
+    }
+    let items = obj
+        .try_iter()
+        .map_err(|_| not_a_pair())?
+        .take(3)
+        .collect::<PyResult<Vec<_>>>()?;
+    let [runtime, period] = items.as_slice() else {
+        return Err(not_a_pair());
+    };
+    let runtime = duration(runtime, &format!("{arg} runtime"))?;
+    let period = duration(period, &format!("{arg} period"))?;
+    if runtime == 0 {
+        return Err(value_error(format!(
+            "{arg}: the runtime must be > 0 ns, got 0 ns"
+        )));
+    }
+    if runtime < min_runtime {
+        return Err(value_error(format!(
+            "{arg}: the runtime must be at least {min_runtime} ns (the kernel's minimum for \
+             SCHED_DEADLINE), got {runtime} ns"
+        )));
+    }
+    if runtime > period {
+        return Err(value_error(format!(
+            "{arg}: the runtime ({runtime} ns) must be at most the period ({period} ns)"
+        )));
+    }
+    Ok(rtgpu_analysis::server::Server { runtime, period })
+}
+
+/// A list of bandwidth servers, each checked by [`server`] as `arg[i]`.
+pub(crate) fn servers(
+    obj: &Bound<'_, PyAny>,
+    arg: &str,
+) -> PyResult<Vec<rtgpu_analysis::server::Server>> {
+    let iter = if obj.is_instance_of::<PyString>() {
+        None
+    } else {
+        obj.try_iter().ok()
+    }
+    .ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "{arg} must be a sequence of (runtime, period) pairs, got {}",
+            type_name(obj)
+        ))
+    })?;
+    let mut out = Vec::new();
+    for (i, item) in iter.enumerate() {
+        out.push(server(&item?, &format!("{arg}[{i}]"), 1)?);
+    }
+    Ok(out)
+}

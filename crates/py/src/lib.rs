@@ -1,11 +1,12 @@
 //! # rtgpu-py
 //!
 //! The native core of the `rtgpu` Python package (`rtgpu._rtgpu`): a thin
-//! PyO3 layer over `rtgpu-model` and `rtgpu-analysis`. The public Python API
-//! lives in `python/rtgpu/` (modules `rtgpu`, `rtgpu.fp`, `rtgpu.edf`,
-//! `rtgpu.global_fp`, `rtgpu.bounds`, `rtgpu.generate`), which re-exports
-//! these classes and wraps these functions with documented signatures; the
-//! type stubs are `python/rtgpu/_rtgpu.pyi`.
+//! PyO3 layer over `rtgpu-model`, `rtgpu-analysis` and `rtgpu-sim`
+//! (`Workload.simulate`). The public Python API lives in `python/rtgpu/`
+//! (modules `rtgpu`, `rtgpu.fp`, `rtgpu.edf`, `rtgpu.global_fp`,
+//! `rtgpu.bounds`, `rtgpu.generate`), which re-exports these classes and
+//! wraps these functions with documented signatures; the type stubs are
+//! `python/rtgpu/_rtgpu.pyi`.
 //!
 //! Conventions of the layer:
 //! - Every result is a typed, immutable object (a frozen pyclass) with
@@ -34,6 +35,7 @@ mod model;
 mod partition;
 mod report;
 mod runtime;
+mod sim;
 mod task;
 
 #[pymodule]
@@ -70,5 +72,6 @@ fn _rtgpu(m: &Bound<'_, PyModule>) -> PyResult<()> {
     gpu_analysis::register(m)?;
     experiment::register(m)?;
     runtime::register(m)?;
+    sim::register(m)?;
     Ok(())
 }

@@ -17,6 +17,7 @@ use rtgpu_model::{
 
 use crate::args::value_error;
 use crate::report::PyReport;
+use crate::sim::{PySimResult, SimArgs};
 use crate::task::{duration_repr, py_bool, py_opt_str, py_str, py_str_list, PyTask};
 use rtgpu_model::units::format_size;
 
@@ -274,6 +275,52 @@ impl PyWorkload {
     /// `rtgpu analyze` prints). Runs without the GIL.
     fn analyze(&self, py: Python<'_>) -> PyReport {
         PyReport::new(self.analysis(py).0.clone())
+    }
+
+    /// Runs the workload in virtual time (what `rtgpu simulate` runs) and
+    /// returns what each task did beside its analysis bound. Runs without
+    /// the GIL.
+    #[pyo3(signature = (
+        *,
+        duration = None,
+        seed = None,
+        klmirqd = "dependent",
+        klmirqd_server = None,
+        scenario = None,
+        sporadic = None,
+        bcet = None,
+        shift_tardy = false,
+        overheads = true,
+        drain = false,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn simulate(
+        &self,
+        py: Python<'_>,
+        duration: Option<&Bound<'_, PyAny>>,
+        seed: Option<&Bound<'_, PyAny>>,
+        klmirqd: &str,
+        klmirqd_server: Option<&Bound<'_, PyAny>>,
+        scenario: Option<&str>,
+        sporadic: Option<f64>,
+        bcet: Option<f64>,
+        shift_tardy: bool,
+        overheads: bool,
+        drain: bool,
+    ) -> PyResult<PySimResult> {
+        let args = SimArgs {
+            duration,
+            seed,
+            klmirqd,
+            klmirqd_server,
+            scenario,
+            sporadic,
+            bcet,
+            shift_tardy,
+            overheads,
+            drain,
+        };
+        crate::sim::simulate(py, &self.workload, &args)
     }
 
     /// The deployment plan `rtgpu run` consumes, as JSON text.

@@ -1,13 +1,15 @@
-//! `rtgpu.partition`: bin packing and task splitting onto m cores.
+//! `rtgpu.partition`: bin packing and task splitting onto m cores, optionally
+//! with bandwidth servers charged on every core (`servers=`).
 
 use pyo3::prelude::*;
 
 use rtgpu_analysis::partition::{
     self, Failure, FitRule, Heuristic, Order, Partition, Piece, PriorityRule, Unplaced,
 };
+use rtgpu_analysis::server::Server;
 use rtgpu_analysis::{Task, Time};
 
-use crate::args::{bad_choice, count, option_name, value_error};
+use crate::args::{self, bad_choice, count, option_name, value_error};
 use crate::fp::task_list;
 use crate::task::py_bool;
 use crate::task::{duration_repr, PyTask};
@@ -128,6 +130,8 @@ fn heuristic_name(h: Heuristic) -> String {
 pub(crate) struct PyPartition {
     result: Partition,
     heuristic: Heuristic,
+    /// The bandwidth servers charged on every core.
+    servers: Vec<Server>,
 }
 
 #[pymethods]
@@ -170,6 +174,12 @@ impl PyPartition {
     fn unplaced(&self) -> Option<PyUnplaced> {
         self.result.unplaced.map(PyUnplaced)
     }
+    /// The bandwidth servers (runtime, period) in ns charged on every core
+    /// above every piece; empty when none were given.
+    #[getter]
+    fn servers(&self) -> Vec<(Time, Time)> {
+        self.servers.iter().map(|s| (s.runtime, s.period)).collect()
+    }
 
     /// The pieces of input task `index`, in execution order.
     fn pieces(&self, index: usize) -> PyResult<Vec<PyPiece>> {
@@ -206,6 +216,20 @@ impl PyPartition {
             pieces,
             r.split_tasks()
         );
+        if !self.servers.is_empty() {
+            let servers: Vec<String> = self
+                .servers
+                .iter()
+                .map(|s| {
+                    format!(
+                        "({}, {})",
+                        duration_repr(s.runtime),
+                        duration_repr(s.period)
+                    )
+                })
+                .collect();
+            s += &format!(", servers=[{}]", servers.join(", "));
+        }
         if let Some(u) = &r.unplaced {
             s += &format!(", unplaced={}", unplaced_repr(u));
         }
@@ -351,7 +375,7 @@ impl PyUnplaced {
 }
 
 #[pyfunction]
-#[pyo3(name = "partition", signature = (tasks, cores, heuristic, order, priority))]
+#[pyo3(name = "partition", signature = (tasks, cores, heuristic, order, priority, servers = None))]
 pub(crate) fn partition_tasks(
     py: Python<'_>,
     #[pyo3(from_py_with = task_list)] tasks: Vec<Task>,
@@ -359,6 +383,7 @@ pub(crate) fn partition_tasks(
     heuristic: &str,
     order: Option<&str>,
     priority: Option<&str>,
+    servers: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyPartition> {
     let cores: usize = count(cores, "cores")?;
     if cores == 0 || cores > MAX_CORES {
@@ -367,8 +392,16 @@ pub(crate) fn partition_tasks(
         )));
     }
     let heuristic = parse_heuristic(heuristic, order, priority)?;
-    let result = py.detach(|| partition::partition(&tasks, cores, heuristic));
-    Ok(PyPartition { result, heuristic })
+    let servers = match servers {
+        Some(s) if !s.is_none() => args::servers(s, "servers")?,
+        _ => Vec::new(),
+    };
+    let result = py.detach(|| partition::partition_with(&tasks, cores, heuristic, &servers));
+    Ok(PyPartition {
+        result,
+        heuristic,
+        servers,
+    })
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
