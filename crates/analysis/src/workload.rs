@@ -1007,6 +1007,13 @@ fn analyze_pfp(
 ///   Σ δ_i + (m − 1)·δ_max <= m with δ = C / min(D, T) (Goossens, Funk &
 ///   Baruah 2003, in the density form; [`edf::gedf_density_test`]); their
 ///   bound is then D.
+/// - Overheads ([`ReservationCosts`]): a job's runtime must cover its WCET
+///   and the overheads charged to it (its release, scheduling and context
+///   switches, ticks, one switch pair per preemption by another deadline
+///   thread), else the job is throttled and finishes a period late: a
+///   named miss. In the density test each reservation and server holds a
+///   core for its runtime plus the GPU top halves that may freeze it in
+///   its window (seed 000 Eq. 11).
 ///
 /// Seed 001 §III-D's second problem, the CBS wake-up rule postponing the
 /// deadline of a job woken by its GPU, does not arise: the model allows
@@ -1040,35 +1047,58 @@ fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan) {
     };
     let m: u32 = w.platform.clusters.iter().map(|c| c.cores).sum();
     let all_cores: Vec<u32> = (0..m).collect();
-    // SCHED_DEADLINE entities: the reservations and the servers.
+    let servers: Vec<Server> = extra
+        .servers
+        .iter()
+        .copied()
+        .filter(Server::is_active)
+        .collect();
+    let costs = ReservationCosts::new(w, &report, &res, &servers);
+    let demands: Vec<ReservationDemand> = reserved
+        .iter()
+        .zip(&res)
+        .enumerate()
+        .map(|(k, (&i, r))| costs.demand(k, w.tasks[i].wcet, r))
+        .collect();
+    // SCHED_DEADLINE entities: the reservations and the servers, each with
+    // the time it holds a core per job: its runtime and the top halves
+    // that may freeze it.
     let mut dl: Vec<Task> = reserved
         .iter()
         .zip(&res)
-        .map(|(&i, r)| Task::new(i, r.runtime, r.period, r.deadline))
+        .zip(&demands)
+        .map(|((&i, r), d)| Task::new(i, d.occupancy, r.period, r.deadline))
         .collect();
-    dl.extend(
-        extra
-            .servers
-            .iter()
-            .filter(|s| s.is_active())
-            .map(|s| Task::new(usize::MAX, s.runtime, s.period, s.period)),
-    );
-    // A job needs its whole WCET within its first budget (the bound
-    // assumes it finishes in its first server period).
-    let short: Vec<&str> = reserved
+    dl.extend(servers.iter().map(|s| {
+        let occupancy = s.runtime.saturating_add(costs.top_halves(s.period));
+        Task::new(usize::MAX, occupancy, s.period, s.period)
+    }));
+    // A job needs its whole WCET and the overheads charged to its runtime
+    // within its first budget (the bound assumes it finishes in its first
+    // server period; a throttled job waits for its next period).
+    let short: Vec<String> = reserved
         .iter()
         .zip(&res)
-        .filter(|&(&i, r)| w.tasks[i].wcet > r.runtime)
-        .map(|(&i, _)| w.tasks[i].name.as_str())
+        .zip(&demands)
+        .filter(|&((_, r), d)| d.runtime_need > r.runtime)
+        .map(|((&i, r), d)| {
+            format!(
+                "{} (C + overheads = {} > runtime {})",
+                w.tasks[i].name,
+                duration_words(d.runtime_need),
+                duration_words(r.runtime)
+            )
+        })
         .collect();
     let passes = short.is_empty() && edf::gedf_density_test(&dl, m);
-    for (&i, &r) in reserved.iter().zip(&res) {
+    for (k, (&i, &r)) in reserved.iter().zip(&res).enumerate() {
         let t = &w.tasks[i];
         report.tasks.insert(
             i,
             TaskReport {
                 cores: all_cores.clone(),
                 response_time: passes.then_some(t.deadline),
+                charges: Some(demands[k].charges),
                 verdict: if passes {
                     TaskVerdict::MeetsDeadline
                 } else {
@@ -1116,7 +1146,7 @@ fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan) {
     if !short.is_empty() {
         report.verdict = Verdict::NotSchedulable;
         report.reason = format!(
-            "the CPU reservation(s) {} have a WCET above their runtime (at most D − J, the \
+            "the CPU reservation(s) {} need more than their runtime (at most D − J, the \
              deadline less the release jitter); {}",
             short.join(", "),
             report.reason
@@ -1131,6 +1161,131 @@ fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan) {
     }
     plan.verdict = report.verdict;
     (report, plan)
+}
+
+/// What seed 000 App. B's overheads add to the jobs of CPU reservations
+/// ([`analyze_reservations`]), as the simulator injects them and a stock
+/// kernel incurs them.
+///
+/// A reservation's job pays from its runtime its own release and
+/// scheduling (Eqs. 6, 9: rel + ipi, 2(sch + cxs)), the ticks of its window
+/// (Eq. 24) and one scheduling and context switch each time another
+/// deadline thread preempts it (a preempted job pays for its preemption in
+/// the simulator; at most one per release or replenishment of another
+/// reservation or server in its window, and one per wake-up of a klmirqd
+/// server, which wakes at most once per GPU interrupt). The top halves of
+/// GPU interrupts (H of Eq. 11 over the window D − J, each as long as the
+/// method's non-preemptive part, Eqs. 12, 14, 17) freeze the core they land
+/// on, a deadline thread's included, without consuming its runtime (the
+/// simulator; a kernel built with `CONFIG_IRQ_TIME_ACCOUNTING`, which does
+/// not charge hard-interrupt time to the running task): they lengthen the
+/// time a job holds a core, which the density test counts.
+struct ReservationCosts<'a> {
+    w: &'a Workload,
+    method: InterruptMethod,
+    /// Per GPU-using task: (window w_j, period p_j, η_j) for Eq. 11, w_j its
+    /// response bound in the analysis of the other tasks, at least its
+    /// deadline (fixed priority accepts a set only if no deadline is
+    /// missed).
+    gpu: Vec<(Time, Time, u32)>,
+    /// The periods of the reservations, then of the servers.
+    dl_periods: Vec<Time>,
+    servers: bool,
+}
+
+/// One reservation's job, overheads included.
+struct ReservationDemand {
+    /// Seed 000 App. B's charges (`total`: C and every overhead, the top
+    /// halves included).
+    charges: Charges,
+    /// What its runtime pays: `total` less the top halves.
+    runtime_need: Time,
+    /// How long it holds a core: its runtime and the top halves.
+    occupancy: Time,
+}
+
+impl<'a> ReservationCosts<'a> {
+    /// `others`: the report of the workload without its reservations
+    /// (tasks in the workload's order, reservations left out).
+    fn new(
+        w: &'a Workload,
+        others: &Report,
+        res: &[Reservation],
+        servers: &[Server],
+    ) -> ReservationCosts<'a> {
+        let gpu = w
+            .tasks
+            .iter()
+            .filter(|t| !t.reservation)
+            .zip(&others.tasks)
+            .filter_map(|(t, tr)| {
+                let eta = t.gpu.as_ref()?.interrupts;
+                let window = tr.response_time.map_or(t.deadline, |r| r.max(t.deadline));
+                Some((window, t.period, eta))
+            })
+            .collect();
+        ReservationCosts {
+            w,
+            method: workload_gpu::interrupt_method(&w.policy),
+            gpu,
+            dl_periods: res
+                .iter()
+                .map(|r| r.period)
+                .chain(servers.iter().map(|s| s.period))
+                .collect(),
+            servers: !servers.is_empty(),
+        }
+    }
+
+    /// H (seed 000 Eq. 11): the GPU interrupts that may occur in a window.
+    fn interrupts(&self, window: Time) -> u64 {
+        let mut windows = vec![window];
+        let mut periods = vec![1];
+        let mut etas = vec![0];
+        for &(w, p, eta) in &self.gpu {
+            windows.push(w);
+            periods.push(p);
+            etas.push(eta);
+        }
+        overheads::interrupt_count(0, &windows, &periods, &etas)
+    }
+
+    /// The charges of a job of `cpu` ns of work with window `window`.
+    fn charges(&self, cpu: Time, window: Time) -> Charges {
+        let task = OverheadTask { cpu, gpu: None };
+        let h = self.interrupts(window);
+        overheads::inflate(&task, h, window, &self.w.overheads, self.method)
+    }
+
+    /// The top halves that may freeze a deadline thread within a window.
+    fn top_halves(&self, window: Time) -> Time {
+        self.charges(0, window).interrupts
+    }
+
+    /// Reservation `k` (of WCET `wcet`, reservation `r`).
+    fn demand(&self, k: usize, wcet: Time, r: &Reservation) -> ReservationDemand {
+        let window = r.deadline;
+        let mut charges = self.charges(wcet, window);
+        let o = &self.w.overheads;
+        let mut preemptions: u64 = self
+            .dl_periods
+            .iter()
+            .enumerate()
+            .filter(|&(e, _)| e != k)
+            .map(|(_, &p)| window.div_ceil(p.max(1)) + 1)
+            .sum();
+        if self.servers {
+            preemptions = preemptions.saturating_add(charges.interrupt_count);
+        }
+        let switches = preemptions.saturating_mul(o.sch.saturating_add(o.cxs));
+        charges.scheduling = charges.scheduling.saturating_add(switches);
+        charges.total = charges.total.saturating_add(switches);
+        ReservationDemand {
+            runtime_need: charges.total - charges.interrupts,
+            occupancy: r.runtime.saturating_add(charges.interrupts),
+            charges,
+        }
+    }
 }
 
 /// The report of a workload whose every task is a reservation, before

@@ -351,6 +351,119 @@ fn klmirqd_independent_server_bounds_are_sound() {
     assert!(gpu_jobs > 0);
 }
 
+/// CPU reservations (SCHED_DEADLINE threads, `analyze_reservations`)
+/// beside GPU-using tasks, with seed 000's Table III overheads analysed and
+/// injected: a reservation's job pays its release and context switches
+/// from its runtime, and every GPU interrupt's top half freezes whatever
+/// runs on the GPU's interrupt core, a deadline thread included. The
+/// workloads of `klmirqd_independent_server_bounds_are_sound` (dependent
+/// klmirqd, or independent with the default server), one or two CPU-only
+/// tasks turned into reservations, half of them with a deadline at most
+/// 400 us above the WCET (so the runtime is capped at D and the room for
+/// the overheads and the top halves is what the deadline leaves). `RTGPU_GPU_SOUNDNESS_N / 5`
+/// workloads (default 500).
+#[test]
+fn reservations_beside_gpu_tasks_with_overheads_are_sound() {
+    use rtgpu_analysis::workload::{analyze_with, klmirqd_independent, Extra};
+    let n: u64 = std::env::var("RTGPU_GPU_SOUNDNESS_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_500)
+        / 5;
+    let mut rng = Rng::new(44);
+    let (mut bounded, mut reserved_jobs, mut tight) = (0u64, 0u64, 0u64);
+    let mut closest = 0.0f64;
+    let mut exceeded: Vec<String> = Vec::new();
+    for k in 0..n {
+        let mut w = random_workload(&mut rng, k);
+        for t in &mut w.tasks {
+            if t.cluster
+                .is_some_and(|c| w.platform.clusters[c].gpus.is_empty())
+            {
+                t.gpu = None;
+            }
+            t.period *= 4;
+            t.deadline *= 4;
+            t.wcet /= 2;
+        }
+        w.overheads = Overheads::default();
+        w.policy.interrupts = InterruptHandling::Klmirqd;
+        let mut nres = rng.range(1, 2);
+        for t in w.tasks.iter_mut().filter(|t| t.gpu.is_none()) {
+            if nres == 0 {
+                break;
+            }
+            nres -= 1;
+            t.reservation = true;
+            t.cluster = None;
+            t.wcet = t.wcet.min(t.period / 4).max(1_000);
+            if rng.range(0, 1) == 0 {
+                t.deadline = t.wcet + rng.range(0, 400_000);
+                tight += 1;
+            }
+        }
+        if !w.tasks.iter().any(|t| t.reservation) || !w.tasks.iter().any(|t| t.uses_gpu()) {
+            continue;
+        }
+        let independent = k % 3 == 2;
+        let extra = if independent {
+            klmirqd_independent(&w, None)
+        } else {
+            Extra::default()
+        };
+        let (report, _) = analyze_with(&w, &extra);
+        if report.verdict != Verdict::Schedulable {
+            continue;
+        }
+        bounded += 1;
+        let r = simulate(
+            &w,
+            &SimConfig {
+                overheads: true,
+                klmirqd: if independent {
+                    Klmirqd::Independent(None)
+                } else {
+                    Klmirqd::Dependent
+                },
+                ..sim_config(k, k % 4 >= 2, 1_000_000_000)
+            },
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", w.name));
+        for (i, (t, tr)) in r.tasks.iter().zip(&report.tasks).enumerate() {
+            let Some(bound) = tr.response_time else {
+                panic!("{}: schedulable but no bound for {}", w.name, t.name)
+            };
+            if w.tasks[i].reservation {
+                reserved_jobs += t.jobs;
+                closest = closest.max(t.max_response as f64 / bound as f64);
+            }
+            if t.max_response > bound {
+                let more = if w.tasks[i].reservation {
+                    ", reservation"
+                } else {
+                    ""
+                };
+                exceeded.push(over_bound(&w, more, &t.name, t.max_response, bound));
+            }
+        }
+    }
+    eprintln!(
+        "{n} GPU workloads with reservations ({tight} tight), {bounded} with a bound, \
+         {reserved_jobs} reservation jobs, {} bound(s) exceeded, closest reservation at {:.1}% \
+         of its bound",
+        exceeded.len(),
+        closest * 100.0
+    );
+    assert!(
+        exceeded.is_empty(),
+        "{} bound(s) exceeded:\n{}",
+        exceeded.len(),
+        exceeded.join("\n")
+    );
+    assert!(bounded * 10 >= n, "only {bounded} of {n} had a bound");
+    assert!(reserved_jobs > 0);
+}
+
 /// Writes workload `RTGPU_GPU_SOUNDNESS_K` of the sequence above (with the
 /// overheads of the run it is used in) as a workload file to
 /// `RTGPU_GPU_SOUNDNESS_OUT`, for `rtgpu analyze` / `rtgpu simulate` when a
