@@ -271,7 +271,8 @@ pub fn analyze(w: &Workload) -> (Report, Plan) {
 /// that response time later (seed 003 §III.B), so a split does not fill a
 /// core to the last nanosecond and leave none for the servers.
 /// Under C-EDF / G-EDF they are not charged (the tardiness theorem has no
-/// term for them); a note says so and [`Report::servers`] is empty.
+/// term for them): no task gets a bound (`NotAnalysed`), the verdict is
+/// not schedulable, a note says why and [`Report::servers`] is empty.
 pub fn analyze_with(w: &Workload, extra: &Extra) -> (Report, Plan) {
     if w.tasks.iter().any(|t| t.reservation) {
         return analyze_reservations(w, extra);
@@ -333,7 +334,7 @@ pub fn analyze_with(w: &Workload, extra: &Extra) -> (Report, Plan) {
     // analysed was analysed with stretches no smaller than its own.
     let mut stretch: Vec<Time> = vec![0; w.tasks.len()];
     let mut rounds = 0;
-    let (tasks, method, soft, cores) = loop {
+    let (mut tasks, method, soft, cores) = loop {
         rounds += 1;
         let mut round_notes = Vec::new();
         let mut gpu = workload_gpu::analyze_gpus(w, &domains, &stretch, &mut round_notes);
@@ -419,6 +420,18 @@ pub fn analyze_with(w: &Workload, extra: &Extra) -> (Report, Plan) {
         }
     };
 
+    // Under EDF the servers are not charged: no theorem here bounds what
+    // they take from the EDF tasks (a reservation of 48 % beside an EDF
+    // task of 65 % on one core overloads it, while the tardiness test of
+    // the task alone says 0), so no bound is claimed.
+    let unanalysed = edf_sched && !servers.is_empty();
+    if unanalysed {
+        for t in &mut tasks {
+            t.response_time = None;
+            t.tardiness = None;
+            t.verdict = TaskVerdict::NotAnalysed;
+        }
+    }
     let failing: Vec<&TaskReport> = tasks
         .iter()
         .filter(|t| {
@@ -430,7 +443,7 @@ pub fn analyze_with(w: &Workload, extra: &Extra) -> (Report, Plan) {
             )
         })
         .collect();
-    let verdict = if failing.is_empty() {
+    let verdict = if failing.is_empty() && !unanalysed {
         Verdict::Schedulable
     } else {
         Verdict::NotSchedulable
@@ -438,9 +451,10 @@ pub fn analyze_with(w: &Workload, extra: &Extra) -> (Report, Plan) {
     if !servers.is_empty() {
         notes.push(if charged.is_empty() {
             format!(
-                "{} (klmirqd independent mode, CPU reservations) are not charged: the EDF \
+                "{} (klmirqd independent mode, CPU reservations) run above every task: the EDF \
                  tardiness test (Devi & Anderson 2005) has no term for interference above every \
-                 task, so these bounds ignore them",
+                 task, so no bound is given for the {scheduler} tasks (fixed-priority \
+                 schedulers charge the servers)",
                 server::describe(&servers)
             )
         } else {
@@ -471,7 +485,13 @@ pub fn analyze_with(w: &Workload, extra: &Extra) -> (Report, Plan) {
     } else {
         format!(" with {} charged", server::describe(&charged))
     };
-    let reason = if failing.is_empty() {
+    let reason = if unanalysed {
+        format!(
+            "no bound under {scheduler} with {} above every task (the EDF tardiness test has \
+             no term for them)",
+            server::describe(&servers)
+        )
+    } else if failing.is_empty() {
         if soft {
             format!("every task has bounded tardiness under {scheduler}")
         } else {

@@ -114,14 +114,23 @@ fn global_fp_charges_the_servers() {
     assert_eq!(r.servers.len(), 1);
 }
 
+/// Under EDF the servers are not charged, so no bound is claimed: a task
+/// of 65 % beside a server of 48 % on one core has tardiness 0 alone but
+/// is overloaded beside it (the simulator's responses grow without bound).
 #[test]
-fn edf_says_the_servers_are_not_charged() {
-    let toml = workload("G-EDF", 1, &[("tau", 2_000, 10_000)], "");
+fn edf_gives_no_bound_beside_servers() {
+    let toml = workload("G-EDF", 1, &[("tau", 6_500, 10_000)], "");
     let plain = analyse(&toml, &[]);
-    let r = analyse(&toml, &[Server::new(MS, 5 * MS)]);
+    assert_eq!(plain.verdict, Verdict::Schedulable, "{}", plain.reason);
+    assert_eq!(task(&plain, "tau").tardiness, Some(0));
+    let r = analyse(&toml, &[Server::new(4_800_000, 10 * MS)]);
     assert!(r.servers.is_empty());
-    assert!(r.notes.iter().any(|n| n.contains("are not charged")));
-    assert_eq!(task(&r, "tau").tardiness, task(&plain, "tau").tardiness);
+    assert_eq!(r.verdict, Verdict::NotSchedulable);
+    assert!(r.reason.contains("no bound under G-EDF"), "{}", r.reason);
+    assert!(r.notes.iter().any(|n| n.contains("no bound is given")));
+    let tau = task(&r, "tau");
+    assert_eq!((tau.response_time, tau.tardiness), (None, None));
+    assert_eq!(tau.verdict, TaskVerdict::NotAnalysed);
 }
 
 #[test]

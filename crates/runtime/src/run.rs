@@ -828,7 +828,8 @@ fn servers_charged(
         }
     } else {
         let why = if report.scheduler.ends_with("EDF") {
-            "the EDF tardiness test has no term for interference above every task"
+            "the EDF tardiness test has no term for interference above every task, so the \
+             analysis gives no bound beside them"
         } else {
             "the analysis was made without them (rtgpu_analysis::workload::analyze_with with \
              run::klmirqd_servers charges them)"

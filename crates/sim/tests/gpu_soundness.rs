@@ -388,6 +388,12 @@ fn reservations_beside_gpu_tasks_with_overheads_are_sound() {
         }
         w.overheads = Overheads::default();
         w.policy.interrupts = InterruptHandling::Klmirqd;
+        // Under EDF the analysis gives no bound beside reservations.
+        w.policy.cpu_scheduler = match w.policy.cpu_scheduler {
+            CpuScheduler::ClusteredEdf => CpuScheduler::ClusteredFp,
+            CpuScheduler::GlobalEdf => CpuScheduler::GlobalFp,
+            s => s,
+        };
         let mut nres = rng.range(1, 2);
         for t in w.tasks.iter_mut().filter(|t| t.gpu.is_none()) {
             if nres == 0 {
