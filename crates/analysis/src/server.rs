@@ -42,6 +42,10 @@ use serde::Serialize;
 
 use crate::task::{Task, Time};
 
+/// The smallest SCHED_DEADLINE runtime Linux accepts (`__checkparam_dl`:
+/// at least 2^DL_SCALE = 1024 ns).
+pub const MIN_DEADLINE_RUNTIME: Time = 1_024;
+
 /// A bandwidth server: `runtime` Q of CPU time every `period` T (its
 /// relative deadline is T), in integer nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

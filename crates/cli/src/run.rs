@@ -91,7 +91,7 @@ fn parse_server(text: &str) -> Result<ServerConfig, String> {
         })
     };
     let (runtime, period) = (dur(r, "runtime")?, dur(p, "period")?);
-    if runtime < 1_024 || runtime > period {
+    if runtime < rtgpu_analysis::server::MIN_DEADLINE_RUNTIME || runtime > period {
         return Err(bad(
             "the runtime must be at least 1.024 us (the kernel's minimum) and at most the period",
         ));

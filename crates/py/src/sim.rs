@@ -17,10 +17,6 @@ use crate::task::{duration_repr, optional_duration_repr, py_bool, py_str};
 /// What `rtgpu simulate` releases jobs for unless told (`--duration`).
 const DEFAULT_DURATION: Time = 10_000_000_000;
 
-/// The smallest SCHED_DEADLINE runtime the kernel accepts (1.024 us); the
-/// CLI's `--klmirqd-server` refuses less too.
-const MIN_SERVER_RUNTIME: Time = 1_024;
-
 /// The arguments of `Workload.simulate`, as Python passed them.
 pub(crate) struct SimArgs<'a, 'py> {
     pub duration: Option<&'a Bound<'py, PyAny>>,
@@ -58,7 +54,13 @@ fn klmirqd_mode(mode: &str, server_arg: Option<&Bound<'_, PyAny>>) -> PyResult<K
         },
         "independent" => Ok(Klmirqd::Independent(
             server_arg
-                .map(|s| server(s, "klmirqd_server", MIN_SERVER_RUNTIME))
+                .map(|s| {
+                    server(
+                        s,
+                        "klmirqd_server",
+                        rtgpu_analysis::server::MIN_DEADLINE_RUNTIME,
+                    )
+                })
                 .transpose()?,
         )),
         _ => Err(bad_choice("klmirqd", mode, &["dependent", "independent"])),
