@@ -253,6 +253,17 @@ pub struct Extra {
     pub bottom_halves: Option<Server>,
 }
 
+impl Extra {
+    /// The servers that run (a positive runtime and period).
+    pub fn active_servers(&self) -> Vec<Server> {
+        self.servers
+            .iter()
+            .copied()
+            .filter(Server::is_active)
+            .collect()
+    }
+}
+
 /// Analyse a workload according to its policy.
 pub fn analyze(w: &Workload) -> (Report, Plan) {
     analyze_with(w, &Extra::default())
@@ -278,12 +289,7 @@ pub fn analyze_with(w: &Workload, extra: &Extra) -> (Report, Plan) {
         return analyze_reservations(w, extra);
     }
     let mut notes = Vec::new();
-    let servers: Vec<Server> = extra
-        .servers
-        .iter()
-        .copied()
-        .filter(Server::is_active)
-        .collect();
+    let servers = extra.active_servers();
     let edf_sched = matches!(
         w.policy.cpu_scheduler,
         CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf
@@ -1067,12 +1073,7 @@ fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan) {
     };
     let m: u32 = w.platform.clusters.iter().map(|c| c.cores).sum();
     let all_cores: Vec<u32> = (0..m).collect();
-    let servers: Vec<Server> = extra
-        .servers
-        .iter()
-        .copied()
-        .filter(Server::is_active)
-        .collect();
+    let servers = extra.active_servers();
     let costs = ReservationCosts::new(w, &report, &res, &servers);
     let demands: Vec<ReservationDemand> = reserved
         .iter()
