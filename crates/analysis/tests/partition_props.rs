@@ -182,6 +182,24 @@ fn check_split_maximal(core: &[Piece]) {
     assert!(!fp::is_schedulable(&ts), "split is not maximal: {core:?}");
 }
 
+/// A task of the general sets' `kind`: 7 with release jitter, 8 with
+/// blocking, each a quarter of its slack D − C; the others with neither.
+fn shaped_task(id: usize, kind: u64, period: Time, deadline: Time, wcet: Time) -> Task {
+    let (jitter, blocking) = match kind {
+        7 => ((deadline - wcet) / 4, 0),
+        8 => (0, (deadline - wcet) / 4),
+        _ => (0, 0),
+    };
+    Task {
+        id,
+        wcet,
+        period,
+        deadline,
+        jitter,
+        blocking,
+    }
+}
+
 /// General task sets: constrained or implicit deadlines, occasional jitter,
 /// blocking and arbitrary deadlines, periods 10..=2000.
 fn general_task(id: usize) -> impl Strategy<Value = Task> {
@@ -197,19 +215,7 @@ fn general_task(id: usize) -> impl Strategy<Value = Task> {
             }
             let deadline = deadline.max(1);
             let wcet = (deadline.min(period) * cpermille / 1000).max(1);
-            let (jitter, blocking) = match kind {
-                7 => ((deadline - wcet) / 4, 0),
-                8 => (0, (deadline - wcet) / 4),
-                _ => (0, 0),
-            };
-            Task {
-                id,
-                wcet,
-                period,
-                deadline,
-                jitter,
-                blocking,
-            }
+            shaped_task(id, kind.into(), period, deadline, wcet)
         },
     )
 }
@@ -430,19 +436,7 @@ fn partitions_with_servers_pass_rta_with_the_servers() {
                     _ => (period * rng.range(30, 100) / 100).max(1),
                 };
                 let wcet = (deadline.min(period) * rng.range(1, 500) / 1000).max(1);
-                let (jitter, blocking) = match kind {
-                    7 => ((deadline - wcet) / 4, 0),
-                    8 => (0, (deadline - wcet) / 4),
-                    _ => (0, 0),
-                };
-                Task {
-                    id,
-                    wcet,
-                    period,
-                    deadline,
-                    jitter,
-                    blocking,
-                }
+                shaped_task(id, kind, period, deadline, wcet)
             })
             .collect();
         let servers: Vec<Server> = (0..rng.range(0, 3))
