@@ -207,40 +207,37 @@ impl TokenAllocator {
         if self.cfg.rule == QueueRule::EarliestCompletion {
             return self.choose_earliest(r, now);
         }
-        let mut best = (u64::MAX, true, usize::MAX);
-        for (k, q) in self.queues.iter().enumerate() {
-            if self.cfg.rule == QueueRule::Static && q.gpu != r.static_gpu {
-                continue;
-            }
-            let key = self.wait(q, now);
-            // Ties: stay on the previous GPU, then the lowest index.
-            let away = r.last_gpu != Some(q.gpu);
-            if (key, away, k) < best {
-                best = (key, away, k);
-            }
-        }
-        if best.2 == usize::MAX {
-            // Static GPU out of range: fall back to the first queue.
-            0
-        } else {
-            best.2
-        }
+        let rule = self.cfg.rule;
+        self.least(r, |q| {
+            (rule != QueueRule::Static || q.gpu == r.static_gpu).then(|| self.wait(q, now))
+        })
     }
 
     /// [`Self::choose`] under [`QueueRule::EarliestCompletion`], the rule
     /// decided once instead of per queue (GPUSync's allocator asks on every
     /// GPU section).
     fn choose_earliest(&self, r: &Request, now: Time) -> usize {
-        let mut best = (u64::MAX, true, usize::MAX);
         // The request's own cost on a GPU, computed once for the GPU's
         // tokens (consecutive queues).
         let mut cost_for = (usize::MAX, 0);
-        for (k, q) in self.queues.iter().enumerate() {
-            let wait = self.wait(q, now);
+        self.least(r, |q| {
             if cost_for.0 != q.gpu {
                 cost_for = (q.gpu, self.cost_on(r.task, r.hold, r.last_gpu, q.gpu));
             }
-            let key = wait.saturating_add(cost_for.1);
+            Some(self.wait(q, now).saturating_add(cost_for.1))
+        })
+    }
+
+    /// The queue of least `key` (`None`: `r` may not join it). Ties stay on
+    /// `r`'s previous GPU, then take the lowest index; with no queue to
+    /// join (a static GPU out of range) the first.
+    #[inline(always)]
+    fn least(&self, r: &Request, mut key: impl FnMut(&Queue) -> Option<u64>) -> usize {
+        let mut best = (u64::MAX, true, usize::MAX);
+        for (k, q) in self.queues.iter().enumerate() {
+            let Some(key) = key(q) else {
+                continue;
+            };
             let away = r.last_gpu != Some(q.gpu);
             if (key, away, k) < best {
                 best = (key, away, k);
