@@ -330,7 +330,7 @@ pub(crate) const TASK: &[KeySpec] = &[
     key(
         "reservation",
         Ty::Bool,
-        "Run as a CPU reservation (SCHED_DEADLINE: runtime C plus a margin, deadline D less the jitter, period T) above every fixed-priority task, on any CPU; CPU-only tasks without `cluster`, D <= T; default false.",
+        "Run as a CPU reservation (SCHED_DEADLINE) above every fixed-priority task, on any CPU: CPU-only, runtime C plus a margin, deadline D less the jitter, period T; GPU-using, a server sized by the analysis for the CBS wake-up rule. Tasks without `cluster` or `vgpu`, D <= T; default false.",
     ),
     key("gpu", Ty::Table(GPU_PART), "The task's GPU work per job."),
 ];

@@ -605,18 +605,26 @@ fn non_utf8_file() {
 }
 
 #[test]
-fn reservations_are_for_cpu_only_unbound_tasks_with_constrained_deadlines() {
+fn reservations_are_for_unbound_tasks_outside_vgpus_with_constrained_deadlines() {
     let ok = parse_workload(
         &with_task("name = \"r\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\nreservation = true\n"),
         "w.toml",
     )
     .expect("valid");
     assert!(ok.tasks[0].reservation);
-    let gpu = one(
+    let gpu = parse_workload(
         "[platform]\ncores = 2\ngpus = 1\n\n[[task]]\nname = \"r\"\nwcet = \"1 ms\"\n\
          period = \"10 ms\"\nreservation = true\ngpu = { kernels = [\"1 ms\"] }\n",
+        "w.toml",
+    )
+    .expect("a GPU-using reservation is valid");
+    assert!(gpu.tasks[0].reservation && gpu.tasks[0].uses_gpu());
+    let vgpu = one(
+        "[platform]\ncores = 2\ngpus = 1\n\n[[vgpu]]\nname = \"v\"\ngpu = \"gpu0\"\nshare = \"40%\"\n\n\
+         [[task]]\nname = \"r\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\nreservation = true\n\
+         gpu = { vgpu = \"v\", kernels = [\"1 ms\"] }\n",
     );
-    at(&gpu, 9, 15, "task[0].reservation", "CBS wake-up rule");
+    at(&vgpu, 14, 15, "task[0].reservation", "CBS wake-up rule");
     let late = one(&with_task(
         "name = \"r\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\ndeadline = \"12 ms\"\nreservation = true\n",
     ));

@@ -357,19 +357,6 @@ fn parse_task(
 
     if let (Some(true), Some(v)) = (reservation, reservation_v) {
         let field = t.field("reservation");
-        if t.get("gpu").is_some() {
-            // Seed 001 §III-D: a job woken by its GPU's completion may have
-            // its deadline postponed by the CBS wake-up check (its Eq. 1),
-            // which Linux-RTXG changes inside the kernel.
-            cx.error(
-                v.span().start,
-                &field,
-                "a CPU reservation (SCHED_DEADLINE) is for CPU-only tasks: a job woken by its \
-                 GPU's completion may have its deadline postponed by the kernel's CBS wake-up \
-                 rule, which seed 001 (Linux-RTXG) changes inside the kernel and a stock kernel \
-                 does not",
-            );
-        }
         if cluster.flatten().is_some() {
             cx.error(
                 v.span().start,
@@ -402,6 +389,20 @@ fn parse_task(
         }
         None => Some(None),
     };
+    // A GPU-using reservation is analysed with seed 001 §III-D's CBS
+    // wake-up rule charged (rtgpu_analysis, `analyze_reservations`); the
+    // vGPU bound (our derivation after seed 001 Fig. 10) has no term for it.
+    if let (Some(true), Some(v), Some(Some(g))) = (reservation, reservation_v, &gpu) {
+        if g.vgpu.is_some() {
+            cx.error(
+                v.span().start,
+                &t.field("reservation"),
+                "a CPU reservation (SCHED_DEADLINE) on a vGPU member is not supported: the vGPU \
+                 bound has no term for the CBS wake-up rule delaying the member between its \
+                 kernels; drop `reservation` or the task's `vgpu`",
+            );
+        }
+    }
 
     Some(Task {
         name: name?,
