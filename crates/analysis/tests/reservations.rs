@@ -104,9 +104,9 @@ fn a_jittered_reservation_gets_the_deadline_less_its_jitter() {
     let (report, plan) = analyze(&late);
     assert_eq!(report.verdict, Verdict::NotSchedulable);
     assert!(
-        report
-            .reason
-            .contains("r (C + overheads = 3 ms > runtime 2 ms) need more than their runtime"),
+        report.reason.contains(
+            "r (C + overheads = 3 ms > runtime 2 ms) have no bound within their deadline"
+        ),
         "{}",
         report.reason
     );
@@ -281,4 +281,100 @@ fn gpu_top_halves_count_in_the_reservations_density_test() {
     assert!(report.reason.contains("density test"), "{}", report.reason);
     assert_eq!(report.tasks[0].response_time, None);
     assert_eq!(report.tasks[0].charges.map(|c| c.interrupts), Some(356_600));
+}
+
+/// One GPU, zero overheads, klmirqd, a static queue: a GPU-using
+/// reservation `track` (C = 2 ms, one 4 ms kernel, T = D = 40 ms) and
+/// `extra` tasks.
+fn gpu_reservation(scheduler: &str, interrupts: &str, extra: &str) -> rtgpu_model::Workload {
+    let text = format!(
+        "name = \"gpu-reservation\"\n[platform]\ncores = 2\ngpus = 1\n[overheads]\nbase = \"zero\"\n\
+         [policy]\ncpu_scheduler = \"{scheduler}\"\ninterrupts = {interrupts}\n\
+         gpu_allocator = \"static\"\n\
+         [[task]]\nname = \"track\"\nwcet = \"2 ms\"\nperiod = \"40 ms\"\nreservation = true\n\
+         gpu = {{ kernels = [\"4 ms\"] }}\n{extra}"
+    );
+    rtgpu_model::parse_workload(&text, "g.toml").expect("valid workload")
+}
+
+/// A GPU-using reservation gets an implicit-deadline server sized for its
+/// wake-ups (`GpuWakes` in rtgpu_analysis::workload): its release, its
+/// token, two engine-lock grants (its kernel's and the GPU lock), its
+/// kernel's completion and the end of its section, w = 6; P = 40 ms /
+/// (8·7) = 714,285 ns; its CPU work with the margin X' = 2 + 0.4 ms, Q =
+/// ⌈4·X'·P / 40 ms⌉ = 171,429 ns. Bound: the wake-ups take at most
+/// (⌈X/Q⌉ + 2w − 1)·P = (12 + 11)·P = 16,428,555 ns (X = 2 ms, no
+/// overheads), plus its 4 ms kernel: 20,428,555 ns. Beside a FIFO GPU
+/// user `detect` (5 ms kernel) it waits 5 ms for the static queue, and
+/// `detect` waits for its hold of 4 ms stretched by its four in-section
+/// wakes, (4 + 1)·P = 3,571,425 ns (Q covers their work): 7,571,425 ns.
+#[test]
+fn a_gpu_using_reservation_is_bounded_through_its_wake_ups() {
+    let w = gpu_reservation(
+        "P-FP",
+        "\"klmirqd\"",
+        "[[task]]\nname = \"ctl\"\nwcet = \"2 ms\"\nperiod = \"10 ms\"\n",
+    );
+    let (report, plan) = analyze(&w);
+    assert_eq!(report.verdict, Verdict::Schedulable, "{}", report.reason);
+    let r = plan.tasks[0].reservation.expect("track is a reservation");
+    assert_eq!(
+        (r.runtime, r.deadline, r.period),
+        (171_429, 714_285, 714_285)
+    );
+    assert_eq!(report.tasks[0].response_time, Some(20_428_555));
+    assert_eq!(report.tasks[0].verdict, TaskVerdict::MeetsDeadline);
+    // ctl is charged the server: 2 ms + ⌈(R + P − Q)/P⌉·Q = 2,857,145.
+    assert_eq!(report.tasks[1].response_time, Some(2_857_145));
+
+    let w = gpu_reservation(
+        "P-FP",
+        "\"klmirqd\"",
+        "[[task]]\nname = \"detect\"\nwcet = \"1 ms\"\nperiod = \"100 ms\"\n\
+         gpu = { kernels = [\"5 ms\"] }\n",
+    );
+    let (report, _) = analyze(&w);
+    assert_eq!(report.verdict, Verdict::Schedulable, "{}", report.reason);
+    let gpu = |i: usize| report.tasks[i].gpu.as_ref().expect("GPU-using");
+    assert_eq!(gpu(0).token_blocking, Some(5 * MS));
+    assert_eq!(gpu(1).token_blocking, Some(7_571_425));
+    assert_eq!(report.tasks[0].response_time, Some(25_428_555));
+}
+
+/// Where no bound is derived the verdict says why, naming the task: a
+/// deadline too short for the wake-ups, a scheduler other than P-FP
+/// (the holds of FIFO token holders are stretched only there) and
+/// fixed-priority interrupt threads (below SCHED_DEADLINE).
+#[test]
+fn a_gpu_using_reservation_without_a_bound_is_named() {
+    let reason = |w: &rtgpu_model::Workload| {
+        let (report, _) = analyze(w);
+        assert_eq!(report.verdict, Verdict::NotSchedulable);
+        assert_eq!(report.tasks[0].verdict, TaskVerdict::MissesDeadline);
+        assert_eq!(report.tasks[0].response_time, None);
+        report.reason
+    };
+    let tight = rtgpu_model::parse_workload(
+        "[platform]\ncores = 2\ngpus = 1\n[overheads]\nbase = \"zero\"\n[policy]\n\
+         gpu_allocator = \"static\"\n[[task]]\nname = \"track\"\nwcet = \"2 ms\"\n\
+         period = \"40 ms\"\ndeadline = \"5 ms\"\nreservation = true\n\
+         gpu = { kernels = [\"4 ms\"] }\n",
+        "t.toml",
+    )
+    .expect("valid");
+    let why = reason(&tight);
+    assert!(
+        why.contains("track (bound ") && why.contains("> deadline 5 ms"),
+        "{why}"
+    );
+    let why = reason(&gpu_reservation("G-FP", "\"klmirqd\"", ""));
+    assert!(
+        why.contains("track (a GPU-using reservation is bounded under P-FP only"),
+        "{why}"
+    );
+    let why = reason(&gpu_reservation("P-FP", "{ threads = 90 }", ""));
+    assert!(
+        why.contains("fixed-priority interrupt threads run below SCHED_DEADLINE"),
+        "{why}"
+    );
 }
