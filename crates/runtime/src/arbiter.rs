@@ -204,7 +204,9 @@ pub fn prio_of_fifo(fifo: u8) -> Prio {
 /// nothing (effective priority = its base), otherwise SCHED_FIFO at the
 /// inherited priority (seed 004 §4.2).
 pub(crate) fn inherited_policy(effective: Prio, base: Prio, own: SchedPolicy) -> SchedPolicy {
-    if effective == base {
+    // A SCHED_DEADLINE thread already runs above every SCHED_FIFO one;
+    // switching it to SCHED_FIFO would drop its reservation.
+    if effective == base || matches!(own, SchedPolicy::Deadline { .. }) {
         own
     } else {
         SchedPolicy::Fifo {
@@ -751,6 +753,26 @@ impl Drop for EngineGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A holder inherits SCHED_FIFO at the waiter's priority, except a
+    /// SCHED_DEADLINE thread, which is above every SCHED_FIFO one already
+    /// and would lose its reservation.
+    #[test]
+    fn inheritance_keeps_a_deadline_thread_under_sched_deadline() {
+        let dl = SchedPolicy::Deadline {
+            runtime: 100_000,
+            deadline: 1_000_000,
+            period: 1_000_000,
+        };
+        let fifo = SchedPolicy::Fifo { priority: 10 };
+        let (base, high) = (prio_of_fifo(10), prio_of_fifo(99));
+        assert_eq!(inherited_policy(base, base, fifo), fifo);
+        assert_eq!(
+            inherited_policy(high, base, fifo),
+            SchedPolicy::Fifo { priority: 99 }
+        );
+        assert_eq!(inherited_policy(high, base, dl), dl);
+    }
 
     #[test]
     fn client_api_settings_are_checked_in_one_place() {

@@ -419,7 +419,14 @@ pub fn run(
         Vec::new()
     };
     let bw = workload.platform.bandwidth;
-    if let Some(n) = klmirqd_note(&clusters, realtime) {
+    let gpu_reservations: Vec<&str> = workload
+        .tasks
+        .iter()
+        .zip(&plan.tasks)
+        .filter(|(t, p)| t.uses_gpu() && p.reservation.is_some())
+        .map(|(t, _)| t.name.as_str())
+        .collect();
+    if let Some(n) = klmirqd_note(&clusters, realtime, &gpu_reservations) {
         notes.push(n);
     }
     let mirrored: Vec<String> = clusters
@@ -488,10 +495,26 @@ pub fn run(
             };
             let base_fifo = match pieces.last().map(|p| p.1) {
                 Some(SchedPolicy::Fifo { priority }) => priority,
+                // A reservation runs above every SCHED_FIFO thread: its
+                // GPU requests are the most urgent, and a holder it waits
+                // for inherits the top FIFO priority (as in the simulator).
+                _ if pt.reservation.is_some() => 99,
                 _ => pt.sched_fifo_priority.unwrap_or(1),
             };
-            // The task's cluster: its own, or that of its first core.
-            let cluster = task.cluster.or_else(|| {
+            // The task's cluster: its own, or that of its first core; a
+            // GPU-using reservation (on every CPU) uses the GPUs of the
+            // first cluster that has any (the analysis' and the
+            // simulator's rule).
+            let gpu_cluster = workload
+                .platform
+                .clusters
+                .iter()
+                .position(|c| !c.gpus.is_empty());
+            let cluster = match (pt.reservation, task.uses_gpu()) {
+                (Some(_), true) => gpu_cluster,
+                _ => task.cluster,
+            };
+            let cluster = cluster.or_else(|| {
                 let core = pt.cores.first().copied()?;
                 workload
                     .platform
@@ -499,37 +522,55 @@ pub fn run(
                     .iter()
                     .position(|c| (c.first_core..c.first_core + c.cores).contains(&core))
             });
-            let gpu = match (&task.gpu, &backend, cluster) {
-                (Some(part), Some(b), Some(ci)) => match clusters.get(ci).cloned().flatten() {
-                    Some(cg) => {
-                        let n = cg.global.len().max(1);
-                        let vgpu = match part.vgpu {
-                            Some(v) => Some(vgpu_local(workload, &cg, v, &task.name)?),
-                            None => None,
-                        };
-                        Some((
-                            cg,
-                            Arc::clone(b),
-                            GpuWork {
-                                task: index,
-                                part: part.clone(),
-                                chunk: workload.policy.chunk_size,
-                                peer_locking: workload.policy.peer_locking,
-                                handoff: workload.policy.engine_handoff,
-                                hold: gpu_section::hold_estimate(
-                                    part,
-                                    bw.host_to_device,
-                                    bw.device_to_host,
-                                ),
-                                static_gpu: index % n,
-                                vgpu,
-                            },
-                        ))
-                    }
-                    None => None,
-                },
-                _ => None,
-            };
+            let gpu =
+                match (&task.gpu, &backend, cluster) {
+                    (Some(part), Some(b), Some(ci)) => match clusters.get(ci).cloned().flatten() {
+                        Some(cg) => {
+                            // A SCHED_DEADLINE owner runs its own bottom halves
+                            // in its reservation (klmirqd's dependent mode and
+                            // PAI: no fixed priority stands for a deadline; the
+                            // analysis charges them to its budget): it waits
+                            // for its operations itself. An independent-mode
+                            // server still runs them.
+                            let cg = if pt.reservation.is_some()
+                                && cg.completion.iter().all(|c| {
+                                    matches!(c.mode(), crate::klmirqd::Mode::Dependent { .. })
+                                }) {
+                                Arc::new(ClusterGpus {
+                                    completion: Vec::new(),
+                                    ..(*cg).clone()
+                                })
+                            } else {
+                                cg
+                            };
+                            let n = cg.global.len().max(1);
+                            let vgpu = match part.vgpu {
+                                Some(v) => Some(vgpu_local(workload, &cg, v, &task.name)?),
+                                None => None,
+                            };
+                            Some((
+                                cg,
+                                Arc::clone(b),
+                                GpuWork {
+                                    task: index,
+                                    part: part.clone(),
+                                    chunk: workload.policy.chunk_size,
+                                    peer_locking: workload.policy.peer_locking,
+                                    handoff: workload.policy.engine_handoff,
+                                    hold: gpu_section::hold_estimate(
+                                        part,
+                                        bw.host_to_device,
+                                        bw.device_to_host,
+                                    ),
+                                    static_gpu: index % n,
+                                    vgpu,
+                                },
+                            ))
+                        }
+                        None => None,
+                    },
+                    _ => None,
+                };
             if task.gpu.is_some() && gpu.is_none() {
                 return Err(RunError::Unsupported {
                     workload: workload.name.clone(),
@@ -731,7 +772,9 @@ fn start_completion_threads(
         }
         _ => Mode::Dependent { idle },
     };
-    if matches!(mode, Mode::Dependent { .. }) && !report.servers.is_empty() {
+    // (The reservations' servers are in `report.servers` too: only the
+    // bottom-half servers of an independent-mode analysis are missing.)
+    if matches!(mode, Mode::Dependent { .. }) && report.bottom_halves.is_some() {
         notes.push(format!(
             "klmirqd: the analysed bounds charge {} that this run does not start (the \
              completion threads run in dependent mode): conservative",
@@ -845,7 +888,11 @@ fn servers_charged(
 
 /// The run's note on klmirqd's completion threads: which mode, which
 /// threads, at which policy.
-fn klmirqd_note(clusters: &[Option<Arc<ClusterGpus>>], realtime: bool) -> Option<String> {
+fn klmirqd_note(
+    clusters: &[Option<Arc<ClusterGpus>>],
+    realtime: bool,
+    gpu_reservations: &[&str],
+) -> Option<String> {
     let threads: Vec<&Arc<CompletionThread>> = clusters
         .iter()
         .flatten()
@@ -865,9 +912,19 @@ fn klmirqd_note(clusters: &[Option<Arc<ClusterGpus>>], realtime: bool) -> Option
         (Mode::Dependent { .. }, false) => "dependent mode at ordinary priority",
         (Mode::Independent(_), _) => "independent mode: a bandwidth server per GPU",
     };
+    let own = if matches!(first.mode(), Mode::Dependent { .. }) && !gpu_reservations.is_empty() {
+        format!(
+            "; the GPU-using CPU reservations ({}) wait for their operations themselves and run \
+             their completion work in their own reservation (SCHED_DEADLINE), as the analysis \
+             charges it",
+            gpu_reservations.join(", ")
+        )
+    } else {
+        String::new()
+    };
     Some(format!(
         "klmirqd: GPU completions run on per-GPU completion threads {}, {how}; the owner \
-         sleeps while its completion work runs (seed 000 §III-IV)",
+         sleeps while its completion work runs (seed 000 §III-IV){own}",
         names.join(", ")
     ))
 }

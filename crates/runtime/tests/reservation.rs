@@ -119,3 +119,75 @@ fn without_realtime_a_reservation_says_it_runs_at_sched_other() {
         out.warnings
     );
 }
+
+/// A GPU-using reservation beside a fixed-priority GPU user on one GPU
+/// (klmirqd, dependent mode): it runs under SCHED_DEADLINE where
+/// permitted, gets the GPU every job, and waits for its own operations
+/// (their completion work in its reservation, as the analysis charges
+/// it), so the GPU's completion thread runs only the other task's.
+#[test]
+fn a_gpu_using_reservation_runs_its_own_completions() {
+    let text = r#"
+[platform]
+cores = 2
+gpus = 1
+[overheads]
+base = "zero"
+[policy]
+cpu_scheduler = "P-FP"
+interrupts = "klmirqd"
+gpu_allocator = "static"
+[[task]]
+name = "track"
+wcet = "1 ms"
+period = "20 ms"
+reservation = true
+gpu = { kernels = ["2 ms"] }
+[[task]]
+name = "detect"
+wcet = "1 ms"
+period = "40 ms"
+gpu = { kernels = ["3 ms"] }
+"#;
+    let w = rtgpu_model::parse_workload(text, "gpu-reservation.toml").expect("valid");
+    let (report, plan) = rtgpu_analysis::workload::analyze(&w);
+    assert_eq!(
+        report.verdict,
+        rtgpu_analysis::workload::Verdict::Schedulable,
+        "{}",
+        report.reason
+    );
+    let r = plan.tasks[0].reservation.expect("planned as a reservation");
+    assert_eq!(r.deadline, r.period, "an implicit-deadline server");
+    let out = run(
+        &w,
+        &report,
+        &plan,
+        &RunConfig {
+            duration: 200_000_000,
+            realtime: true,
+            backend: None,
+            klmirqd: KlmirqdMode::Dependent,
+        },
+    )
+    .expect("runs");
+    let (track, detect) = (&out.tasks[0], &out.tasks[1]);
+    assert_eq!((track.jobs, detect.jobs), (10, 5), "{:?}", out.warnings);
+    let policy = track.ran_under.as_deref().expect("policy read back");
+    if os::probe_capabilities().deadline && !out.warnings.iter().any(|w| w.starts_with("task 0: "))
+    {
+        assert!(policy.starts_with("SCHED_DEADLINE"), "{policy}");
+    }
+    // One kernel per job, one completion each: only detect's went through
+    // the completion thread.
+    let k = out.klmirqd.as_ref().expect("klmirqd threads ran");
+    let completions: u64 = k.threads.iter().map(|t| t.stats.completions).sum();
+    assert_eq!(completions, detect.jobs as u64, "{:?}", out.notes);
+    assert!(
+        out.notes
+            .iter()
+            .any(|n| n.contains("GPU-using CPU reservations (track) wait for their operations")),
+        "{:?}",
+        out.notes
+    );
+}

@@ -30,6 +30,7 @@ use crate::os::{monotonic_now, Nanos};
 use crate::run::vgpu::VgpuGate;
 
 /// One cluster's arbiter and the global indices of its GPUs.
+#[derive(Clone)]
 pub struct ClusterGpus {
     pub arbiter: Arc<Arbiter>,
     /// Local GPU index (the arbiter's) to global (the backend's).
