@@ -1379,7 +1379,9 @@ impl GpuWakes {
         let mut resume = o.sch.saturating_add(o.cxs).saturating_mul(2);
         if own_bottom_halves {
             let bh = match workload_gpu::interrupt_method(&w.policy) {
-                InterruptMethod::Pai => o.bh.saturating_add(o.paisch),
+                // PAI's bottom half and its two scheduling decisions
+                // (the simulator's cost of a PAI bottom half).
+                InterruptMethod::Pai => o.bh.saturating_add(o.paisch.saturating_mul(2)),
                 _ => o.bh,
             };
             resume = resume.saturating_add(bh);

@@ -34,7 +34,13 @@
 //! last core or the first core without a deadline thread, preempting what
 //! runs there, else the core of the deadline thread with the latest
 //! deadline if its own is earlier. A core it holds is out of its domain
-//! (neither idle nor preemptible there) until it leaves.
+//! (neither idle nor preemptible there) until it leaves. A GPU-using
+//! reservation sleeps through each GPU operation and wakes at its
+//! completion (after the top half, and after the bottom half where that
+//! runs elsewhere) through the CBS wake-up rule, for a resume segment of
+//! `2(Δsch + Δcxs)` plus, under klmirqd dependent and PAI, the bottom
+//! half, which runs in its own thread and budget; the operation is done
+//! when that segment ends ([`Engine::dl_owner_wake`]).
 
 use std::collections::VecDeque;
 
@@ -178,6 +184,10 @@ struct Job {
     interrupts: u32,
     last_gpu: Option<usize>,
     distance: u32,
+    /// A SCHED_DEADLINE owner's resume segment after an operation's
+    /// completion is running or waiting for its server (phase `Gpu`):
+    /// when it ends, the operation is done ([`Engine::dl_resume_done`]).
+    resuming: bool,
 }
 
 struct Bus {
@@ -481,6 +491,7 @@ impl Engine {
                 interrupts: 0,
                 last_gpu: None,
                 distance: 0,
+                resuming: false,
             })
             .collect();
         let rule = match s.policy.gpu_allocator {
@@ -1327,7 +1338,13 @@ impl Engine {
         match self.jobs[iu].phase {
             Phase::Pre => self.start_gpu_section(i),
             Phase::Only | Phase::Post => self.complete_job(i),
-            Phase::Gpu => {}
+            // Only a SCHED_DEADLINE owner's resume segment runs in a GPU
+            // section.
+            Phase::Gpu => {
+                if self.jobs[iu].resuming {
+                    self.dl_resume_done(i);
+                }
+            }
         }
     }
 
@@ -2185,7 +2202,7 @@ impl Engine {
         let plan = interrupt::plan(self.handling, &self.costs, owner_key);
         self.jobs[i as usize].interrupts += 1;
         if plan.top_half == 0 && plan.bottom_cost == 0 {
-            self.op_done(i);
+            self.op_completed(i);
             return;
         }
         let now = self.now;
@@ -2224,6 +2241,16 @@ impl Engine {
         }
         let deferred = match plan.bottom_half {
             BottomHalf::Inline => None,
+            // A bottom half at its owner's priority (klmirqd dependent,
+            // PAI) of a SCHED_DEADLINE owner runs in the owner's own thread
+            // ([`Self::dl_owner_wake`]): a deadline has no place in the
+            // GPU's interrupt thread's domain.
+            BottomHalf::Deferred { .. }
+                if self.threads[i as usize].domain == DL
+                    && matches!(self.handling, Handling::Klmirqd | Handling::Pai) =>
+            {
+                None
+            }
             BottomHalf::Deferred { prio, .. } => Some((prio, plan.bottom_cost)),
             BottomHalf::Server => Some((0, plan.bottom_cost)),
         };
@@ -2252,7 +2279,7 @@ impl Engine {
         let (owner, gpu, deferred) = (item.owner, item.gpu as usize, item.deferred);
         if deferred.is_none() {
             self.irq_free.push(k);
-            self.op_done(owner);
+            self.op_completed(owner);
             return;
         }
         self.irq_items[k as usize].start = self.now;
@@ -2358,7 +2385,13 @@ impl Engine {
         // to the owner, seed 000 App. B). Other methods stay on the GPU's
         // interrupt core.
         let domain = match self.handling {
-            Handling::Klmirqd | Handling::Pai => self.threads[owner].domain,
+            Handling::Klmirqd | Handling::Pai => {
+                debug_assert_ne!(
+                    self.threads[owner].domain, DL,
+                    "a deadline owner's bottom halves run in its own thread"
+                );
+                self.threads[owner].domain
+            }
             Handling::KlmirqdServer => DL,
             _ => self.s.core_domain[self.s.gpus[g].irq_core] as u32,
         };
@@ -2414,10 +2447,76 @@ impl Engine {
         self.irq_free.push(k);
         self.threads[tid].state = TState::Idle;
         self.irq_next(g);
-        self.op_done(owner);
+        self.op_completed(owner);
     }
 
     // ---------------------------------------------------------------- op flow
+
+    /// Job `i` learned that its current op completed (after the top half
+    /// and any bottom half that runs elsewhere): it goes on at once, or, a
+    /// SCHED_DEADLINE owner, once its thread has woken and run
+    /// ([`Self::dl_owner_wake`]).
+    #[inline(always)]
+    fn op_completed(&mut self, i: u32) {
+        if self.threads[i as usize].domain == DL {
+            self.dl_owner_wake(i);
+        } else {
+            self.op_done(i);
+        }
+    }
+
+    /// A SCHED_DEADLINE owner (a GPU-using reservation) slept while its
+    /// operation ran and wakes at its completion: its thread becomes ready
+    /// through [`Self::dl_ready`], so the CBS wake-up rule applies (seed
+    /// 001 §III-D: the kernel may give it a new period, its deadline
+    /// postponed), for a resume segment of `2(Δsch + Δcxs)` (seed 000
+    /// Eq. 7, paid here per completion instead of lumped into the second
+    /// CPU half) plus, under klmirqd dependent and PAI, the bottom half,
+    /// which runs in its own thread and budget. When that segment ends
+    /// ([`Self::dl_resume_done`]) the operation is done. Without a cost
+    /// the operation is done at once (the thread still wakes for its
+    /// second CPU half, `finish_section`).
+    #[cold]
+    #[inline(never)]
+    fn dl_owner_wake(&mut self, i: u32) {
+        let iu = i as usize;
+        debug_assert!(
+            self.jobs[iu].phase == Phase::Gpu && !self.jobs[iu].resuming,
+            "a deadline owner wakes once per completion, in its GPU section"
+        );
+        // It slept since its last segment ([`Self::dl_ready`] applies the
+        // wake-up rule to an idle thread that stopped before now).
+        self.threads[iu].state = TState::Idle;
+        let o = self.s.overheads;
+        let mut cost = if self.overheads_on() {
+            2 * (o.sch + o.cxs)
+        } else {
+            0
+        };
+        if matches!(self.handling, Handling::Klmirqd | Handling::Pai) {
+            cost += interrupt::plan(self.handling, &self.costs, 0).bottom_cost;
+        }
+        if cost == 0 {
+            self.op_done(i);
+            return;
+        }
+        self.jobs[iu].resuming = true;
+        self.threads[iu].remaining = cost;
+        self.make_ready(i);
+    }
+
+    /// A SCHED_DEADLINE owner's resume segment ended: its operation is
+    /// done. Its thread sleeps again until the next completion unless the
+    /// section ends here (`finish_section` readies it at once, no wake-up:
+    /// it stopped just now).
+    #[cold]
+    #[inline(never)]
+    fn dl_resume_done(&mut self, i: u32) {
+        let iu = i as usize;
+        self.jobs[iu].resuming = false;
+        self.threads[iu].state = TState::Idle;
+        self.op_done(i);
+    }
 
     /// The job learned that its current op completed: release per-op locks
     /// and go on.
@@ -2593,9 +2692,10 @@ impl Engine {
             self.refresh_irq_keys();
         }
         // Back to the CPU: the second half of C, plus the context switches
-        // of each resumption (seed 000 Eq. 7).
+        // of each resumption (seed 000 Eq. 7; a SCHED_DEADLINE owner paid
+        // them at each completion, `dl_owner_wake`).
         let o = self.s.overheads;
-        let on = self.overheads_on();
+        let on = self.overheads_on() && self.threads[iu].domain != DL;
         let j = &mut self.jobs[iu];
         j.phase = Phase::Post;
         let resume = if on {

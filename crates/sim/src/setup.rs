@@ -307,6 +307,16 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
         let ts = &mut tasks[i];
         let first_core = ts.pieces[0].domain;
         let cluster = match sched {
+            // A GPU-using reservation runs on every core (its piece is in
+            // DL_DOMAIN, no core): it uses the GPU group of the first
+            // cluster that has GPUs, group 0 under a global scheduler (the
+            // analysis's rule too). A vGPU member cannot be a reservation.
+            _ if ts.reservation.is_some() => w
+                .platform
+                .clusters
+                .iter()
+                .position(|c| !c.gpus.is_empty())
+                .unwrap_or(0),
             CpuScheduler::PartitionedFp => cluster_of_core(first_core),
             _ if global => t.cluster.unwrap_or(0),
             _ => report.tasks[i].cluster.unwrap_or(0),

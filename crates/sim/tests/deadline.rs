@@ -3,9 +3,13 @@
 //! each checked against the analysed bound too.
 
 use rtgpu_analysis::server::Server;
-use rtgpu_analysis::workload::{analyze, analyze_with, klmirqd_independent, Verdict};
+use rtgpu_analysis::workload::{
+    analyze, analyze_with, klmirqd_independent, Extra, Reservation, Verdict,
+};
 use rtgpu_model::{parse_workload, Workload};
-use rtgpu_sim::{simulate, Klmirqd, SimConfig, SimResult};
+use rtgpu_policy::cbs::Cbs;
+use rtgpu_sim::trace::SpanKind;
+use rtgpu_sim::{simulate, Klmirqd, SimConfig, SimResult, Time};
 
 fn wl(text: &str) -> Workload {
     parse_workload(text, "test.toml").unwrap_or_else(|e| panic!("{e}"))
@@ -207,4 +211,465 @@ period = "4 ms"
     // The hog pays the server's 30 us in the independent mode only.
     assert_eq!(dependent.tasks[1].max_response, 2_500_000);
     assert_eq!(independent.tasks[1].max_response, 2_530_000);
+}
+
+// ------------------------------------------------- GPU-using reservations
+
+/// The CBS of a lone SCHED_DEADLINE thread, replayed with the rules of
+/// `rtgpu_policy::cbs` as the simulator applies them: a thread that wakes
+/// after it slept gets the wake-up rule; one whose budget ran out waits for
+/// its replenishment timer at d − D + T (a wake-up while throttled waits
+/// for it too, without the rule).
+struct Replay {
+    cbs: Cbs,
+    /// When it last stopped running.
+    stopped: Option<Time>,
+    /// Its pending replenishment timer.
+    timer: Option<Time>,
+}
+
+impl Replay {
+    fn new(r: Reservation) -> Replay {
+        Replay {
+            cbs: Cbs::new(r.runtime, r.deadline, r.period),
+            stopped: None,
+            timer: None,
+        }
+    }
+
+    /// The thread wakes at `wake` (`release`: a job's release, an event
+    /// that comes after a timer of the same instant; a completion comes
+    /// before it) with `work` to do, and runs whenever it may from `start`
+    /// (>= `wake`; later when a more urgent thread holds the core) until
+    /// done; `rule`: whether the wake-up rule applies (false: the thread
+    /// keeps its deadline and budget, as seed 001's kernel change makes
+    /// it). Returns when it is done.
+    fn run(&mut self, wake: Time, start: Time, work: Time, release: bool, rule: bool) -> Time {
+        if let Some(at) = self.timer {
+            if at < wake || (release && at == wake) {
+                self.cbs.replenish(at);
+                self.timer = None;
+            }
+        }
+        let mut t = start;
+        if let Some(at) = self.timer.take() {
+            // Throttled: not enqueued until its timer.
+            self.cbs.replenish(at);
+            t = t.max(at);
+        } else if rule && self.stopped.is_none_or(|s| s < wake) {
+            self.cbs.wake(wake);
+        }
+        let mut left = work;
+        while left > 0 {
+            let run = left.min(self.cbs.budget());
+            t += run;
+            left -= run;
+            self.cbs.consume(run);
+            if self.cbs.throttled() {
+                let at = self.cbs.replenish_at().max(t);
+                if left > 0 {
+                    t = at;
+                    self.cbs.replenish(at);
+                } else {
+                    self.timer = Some(at);
+                }
+            }
+        }
+        self.stopped = Some(t);
+        t
+    }
+}
+
+fn reservation_of(w: &Workload, extra: &Extra, task: usize) -> Reservation {
+    let (_, plan) = analyze_with(w, extra);
+    plan.tasks[task]
+        .reservation
+        .expect("the plan makes the task a reservation")
+}
+
+/// How each interrupt method treats a GPU-using reservation's completions
+/// (costs of [`GPU_RESERVATION`]): `(interrupts, top half, bottom half run
+/// elsewhere, the owner's resume segment)`.
+const METHODS: [(&str, Time, Time, Time); 4] = [
+    // klmirqd dependent: top half Δth + Δkrel; the bottom half in the
+    // owner's own thread: Δbh + 2(Δsch + Δcxs).
+    ("\"klmirqd\"", 12_000, 0, 24_000),
+    // PAI: Δth + Δpairel; Δbh + 2Δpaisch + 2(Δsch + Δcxs) in the owner.
+    ("\"pai\"", 13_000, 0, 26_000),
+    // SLIH: Δth + Δbh non-preemptively; the owner's 2(Δsch + Δcxs).
+    ("\"slih\"", 30_000, 0, 4_000),
+    // Fixed-priority threads: Δth + Δkrel, Δbh in the GPU's interrupt
+    // thread (the owner sleeps: the core is free), then the owner.
+    ("{ threads = 50 }", 12_000, 20_000, 4_000),
+];
+
+/// One core, one GPU, small explicit overheads; `track`: C = 2 ms
+/// (halves of 1 ms), two 1 ms kernels, T = D = 20 ms, a reservation.
+const GPU_RESERVATION: &str = r#"
+[platform]
+cores = 1
+gpus = 1
+
+[overheads]
+base = "zero"
+th = "10 us"
+bh = "20 us"
+krel = "2 us"
+pairel = "3 us"
+paisch = "1 us"
+sch = "1 us"
+cxs = "1 us"
+
+[policy]
+cpu_scheduler = "P-FP"
+partitioning = "first-fit"
+interrupts = INTERRUPTS
+
+[[task]]
+name = "track"
+wcet = "2 ms"
+period = "20 ms"
+reservation = true
+gpu = { kernels = ["1 ms", "1 ms"] }
+"#;
+
+/// Each job of a lone GPU-using reservation, replayed: its first half
+/// (1 ms + Δrel + Δipi + 2(Δsch + Δcxs) = 1.004 ms), at each kernel's
+/// completion the top half, any bottom half run elsewhere and a wake-up
+/// for the resume segment (CBS wake-up rule), the last one running on
+/// into the second half (1 ms). Returns each job's response time.
+fn replay_jobs(
+    r: Reservation,
+    jobs: usize,
+    period: Time,
+    gap: Time,
+    resume: Time,
+    post: Time,
+) -> Vec<Time> {
+    let mut replay = Replay::new(r);
+    let mut done = 0;
+    (0..jobs as Time)
+        .map(|k| {
+            let release = k * period;
+            let at = release.max(done);
+            let mut t = replay.run(at, at, 1_004_000, true, true);
+            t += 1_000_000 + gap;
+            if resume > 0 {
+                t = replay.run(t, t, resume, false, true);
+            }
+            t += 1_000_000 + gap;
+            done = replay.run(t, t, resume + post, false, true);
+            done - release
+        })
+        .collect()
+}
+
+/// A GPU-using reservation wakes at each operation's completion through
+/// the CBS wake-up rule, for a resume segment in its own budget: each job
+/// completes at the time the plan's server (Q, P), replayed by the CBS
+/// rules, gives it, under every interrupt method; under klmirqd dependent
+/// and PAI the bottom halves run in its own thread (its CPU time per job
+/// includes η·Δbh and the GPU's interrupt thread never runs), under SLIH
+/// inside the top half, with fixed-priority threads in the GPU's thread.
+#[test]
+fn a_gpu_using_reservation_wakes_at_each_completion() {
+    for (method, top, elsewhere, resume) in METHODS {
+        let w = wl(&GPU_RESERVATION.replace("INTERRUPTS", method));
+        let r = reservation_of(&w, &Extra::default(), 0);
+        assert!(r.period < 20 * MS, "{method}: a short server, {r:?}");
+        let sim = simulate(
+            &w,
+            &SimConfig {
+                duration: 100 * MS,
+                record_jobs: true,
+                trace: true,
+                drain: true,
+                ..SimConfig::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        // Five jobs, each complete.
+        assert_eq!(sim.records.len(), 5, "{method}");
+        assert!(sim.records.iter().all(|j| j.finish.is_some()), "{method}");
+        let expected = replay_jobs(r, 5, 20 * MS, top + elsewhere, resume, 1_000_000);
+        let got: Vec<Time> = sim.records.iter().map(|j| j.response.unwrap()).collect();
+        assert_eq!(got, expected, "{method}: server {r:?}");
+        assert_eq!(sim.misses, 0, "{method}");
+        // Its CPU time per job: C, its release charge, two resumes.
+        let ran = |kind: SpanKind, who: u32| -> Vec<Time> {
+            sim.trace
+                .iter()
+                .filter(|s| s.kind == kind && s.who == who)
+                .map(|s| s.end - s.start)
+                .collect()
+        };
+        let own: Time = ran(SpanKind::Run, 0).iter().sum();
+        assert_eq!(own, 5 * (2_004_000 + 2 * resume), "{method}");
+        assert_eq!(ran(SpanKind::TopHalf, u32::MAX), vec![top; 10], "{method}");
+        let bottom = ran(SpanKind::BottomHalf, u32::MAX);
+        let expected_bottom = if elsewhere > 0 {
+            vec![elsewhere; 10]
+        } else {
+            vec![]
+        };
+        assert_eq!(bottom, expected_bottom, "{method}");
+        // Within its analysed bound where it has one.
+        let (report, _) = analyze(&w);
+        if let Some(bound) = report.tasks[0].response_time {
+            assert!(
+                sim.tasks[0].max_response <= bound,
+                "{method}: bound {bound}"
+            );
+        }
+    }
+}
+
+/// klmirqd's independent server runs the bottom halves (the owner sleeps:
+/// it runs at once, 20 us of its 100 us), then the owner wakes for its
+/// 2(Δsch + Δcxs).
+#[test]
+fn a_gpu_using_reservation_beside_klmirqd_servers() {
+    let w = wl(&GPU_RESERVATION.replace("INTERRUPTS", "\"klmirqd\""));
+    let server = Server::new(100_000, MS);
+    let r = reservation_of(&w, &klmirqd_independent(&w, Some(server)), 0);
+    let sim = run(&w, Klmirqd::Independent(Some(server)));
+    assert_eq!(sim.records.len(), 5);
+    let expected = replay_jobs(r, 5, 20 * MS, 12_000 + 20_000, 4_000, 1_000_000);
+    let got: Vec<Time> = sim.records.iter().map(|j| j.response.unwrap()).collect();
+    assert_eq!(got, expected, "server {r:?}");
+}
+
+/// Without overheads a completion costs nothing: the reservation's thread
+/// wakes only for its second half, at its last completion, through the
+/// CBS wake-up rule.
+#[test]
+fn a_gpu_using_reservation_without_overheads() {
+    let text = GPU_RESERVATION.replace("INTERRUPTS", "\"klmirqd\"");
+    let mut w = wl(&text);
+    w.overheads = rtgpu_model::Overheads::zero();
+    let r = reservation_of(&w, &Extra::default(), 0);
+    let sim = run(&w, Klmirqd::Dependent);
+    assert_eq!(sim.records.len(), 5);
+    let mut replay = Replay::new(r);
+    for (k, j) in sim.records.iter().enumerate() {
+        let release = k as Time * 20 * MS;
+        let t = replay.run(release, release, MS, true, true);
+        let t = t + 2 * MS;
+        let done = replay.run(t, t, MS, false, true);
+        assert_eq!(j.response, Some(done - release), "job {k}, server {r:?}");
+    }
+}
+
+const MS: Time = 1_000_000;
+
+/// One core, no overheads: `track`, a GPU-using reservation (C = 1 us,
+/// one 1 ms kernel, T = D = 20 ms), and `ctl`, a CPU-only reservation of
+/// C = 1.02 ms and deadline `D_CTL` (T = 2·D).
+const POSTPONED: &str = r#"
+[platform]
+cores = 1
+gpus = 1
+
+[overheads]
+base = "zero"
+
+[policy]
+cpu_scheduler = "P-FP"
+partitioning = "first-fit"
+interrupts = "klmirqd"
+
+[[task]]
+name = "track"
+wcet = "1 us"
+period = "20 ms"
+reservation = true
+gpu = { kernels = ["1 ms"] }
+
+[[task]]
+name = "ctl"
+wcet = "1.02 ms"
+period = "40 ms"
+reservation = true
+"#;
+
+/// The CBS wake-up rule at a completion lets a later-released reservation
+/// run first. Both released at 0; track's server (Q, P) from the plan,
+/// ctl's deadline D_CTL chosen from it. track runs its first half (500 ns)
+/// first (its deadline P < D_CTL), then sleeps on its kernel while ctl runs
+/// from 500 ns for 1.02 ms. At t1 = 1.0005 ms its kernel completes and it
+/// wakes for its second half (500 ns): its deadline P has passed (or its
+/// budget overruns its bandwidth), so the kernel gives it a new period,
+/// d = t1 + P, later than ctl's D_CTL: ctl keeps the core until 1.0205 ms,
+/// track finishes at 1.021 ms. Without the rule it would have kept its
+/// deadline P < D_CTL, preempted ctl at t1 and finished at 1.001 ms (ctl
+/// at 1.021 ms).
+#[test]
+fn the_wake_up_rule_at_a_completion_delays_a_gpu_using_reservation() {
+    let (pre, kernel, post, c_ctl) = (500, MS, 500, 1_020_000);
+    let alone = wl(POSTPONED.split("[[task]]\nname = \"ctl\"").next().unwrap());
+    let r = reservation_of(&alone, &Extra::default(), 0);
+    assert_eq!(r.deadline, r.period, "an implicit-deadline server");
+    let mut cbs = Cbs::new(r.runtime, r.deadline, r.period);
+    cbs.wake(0);
+    assert!(cbs.budget() > pre, "its first half fits its budget: {r:?}");
+    cbs.consume(pre);
+    let keep = cbs.deadline();
+    let t1 = pre + kernel;
+    cbs.wake(t1);
+    let postponed = cbs.deadline();
+    assert!(postponed > keep, "a new period at t1: {r:?}");
+    assert!(cbs.budget() >= post);
+    // ctl's deadline between the two, no shorter than its WCET (its
+    // runtime covers its job).
+    let lo = keep.max(c_ctl);
+    assert!(lo < postponed, "room for ctl's deadline: {r:?}");
+    let d_ctl = (lo + postponed) / 2;
+    let mut w = wl(POSTPONED);
+    w.tasks[1].deadline = d_ctl;
+    w.tasks[1].period = 2 * d_ctl;
+    assert_eq!(reservation_of(&w, &Extra::default(), 0), r);
+    let ctl = reservation_of(&w, &Extra::default(), 1);
+    assert_eq!(ctl.deadline, d_ctl);
+    assert!(ctl.runtime >= c_ctl);
+    let sim = simulate(
+        &w,
+        &SimConfig {
+            duration: 2 * MS,
+            record_jobs: true,
+            ..SimConfig::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let response = |task: u32| {
+        sim.records
+            .iter()
+            .find(|j| j.task == task && j.job == 0)
+            .and_then(|j| j.response)
+    };
+    assert_eq!(response(1), Some(pre + c_ctl));
+    assert_eq!(response(0), Some(pre + c_ctl + post));
+    let without = t1 + post;
+    assert!(response(0).unwrap() > without);
+}
+
+/// The same with a wake-up inside the GPU section: `track` (C = 2 us,
+/// halves of 1 us; two 1 ms kernels) with small overheads under klmirqd
+/// dependent: its first half takes 1 + 4 us (Δrel = Δipi = 0, 2(Δsch +
+/// Δcxs)); its first kernel completes at 1.005 ms, the top half (10 us)
+/// freezes the core under ctl, and at t1 = 1.015 ms track wakes for its
+/// resume segment (Δbh + 2(Δsch + Δcxs) = 24 us), which the wake-up rule
+/// puts behind ctl (1.02 ms + 4 us of its own charges, from 5 us, frozen
+/// 10 us: done at 1.039 ms). Its second kernel starts only after that
+/// resume segment. Without the rule track would have preempted ctl at t1.
+#[test]
+fn the_wake_up_rule_inside_the_gpu_section_delays_the_next_operation() {
+    let (pre, top, resume, c_ctl) = (5_000, 10_000, 24_000, 1_020_000);
+    let text = POSTPONED
+        .replace(
+            "base = \"zero\"\n",
+            "base = \"zero\"\nth = \"10 us\"\nbh = \"20 us\"\nsch = \"1 us\"\ncxs = \"1 us\"\n",
+        )
+        .replace("wcet = \"1 us\"", "wcet = \"2 us\"")
+        .replace("kernels = [\"1 ms\"]", "kernels = [\"1 ms\", \"1 ms\"]");
+    let alone = wl(text.split("[[task]]\nname = \"ctl\"").next().unwrap());
+    let r = reservation_of(&alone, &Extra::default(), 0);
+    let mut cbs = Cbs::new(r.runtime, r.deadline, r.period);
+    cbs.wake(0);
+    assert!(cbs.budget() > pre, "its first half fits its budget: {r:?}");
+    cbs.consume(pre);
+    let keep = cbs.deadline();
+    let t1 = pre + MS + top;
+    cbs.wake(t1);
+    let postponed = cbs.deadline();
+    assert!(postponed > keep, "a new period at t1: {r:?}");
+    // ctl's job: its WCET and its own release charge (4 us).
+    let lo = keep.max(c_ctl + 4_000);
+    assert!(lo < postponed, "room for ctl's deadline: {r:?}");
+    let d_ctl = (lo + postponed) / 2;
+    let mut w = wl(&text);
+    w.tasks[1].deadline = d_ctl;
+    w.tasks[1].period = 2 * d_ctl;
+    assert_eq!(reservation_of(&w, &Extra::default(), 0), r);
+    let ctl = reservation_of(&w, &Extra::default(), 1);
+    assert!(ctl.runtime >= c_ctl + 4_000 && ctl.deadline == d_ctl);
+    let sim = simulate(
+        &w,
+        &SimConfig {
+            duration: 2 * d_ctl,
+            drain: true,
+            record_jobs: true,
+            ..SimConfig::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let response = |task: u32| {
+        sim.records
+            .iter()
+            .find(|j| j.task == task && j.job == 0)
+            .and_then(|j| j.response)
+    };
+    let ctl_done = pre + c_ctl + 4_000 + top;
+    assert_eq!(response(1), Some(ctl_done));
+    // track, replayed: its first half, the resume woken at t1 but run
+    // once ctl is done, its second kernel and top half, the last resume
+    // and its second half (1 us).
+    let track = |rule: bool, resume_start: Time| {
+        let mut replay = Replay::new(r);
+        let t = replay.run(0, 0, pre, true, true);
+        assert_eq!(t, pre);
+        let t = replay.run(t1, resume_start, resume, false, rule);
+        let t = t + MS + top;
+        replay.run(t, t, resume + 1_000, false, true)
+    };
+    let with = track(true, ctl_done);
+    assert_eq!(response(0), Some(with), "server {r:?}");
+    // Without the rule: at once at t1 (its kept deadline is ctl's
+    // earlier), ctl done 24 us + a preemption's 2 us later.
+    let without = track(false, t1);
+    assert!(with > without, "{with} > {without}");
+}
+
+/// A GPU-using reservation runs on every core, so no core names its GPU
+/// group: it uses the first cluster with GPUs (here the second; the first
+/// has none), under P-FP and C-FP alike.
+#[test]
+fn a_gpu_using_reservation_uses_the_first_cluster_with_gpus() {
+    for scheduler in ["P-FP", "C-FP"] {
+        let w = wl(&format!(
+            r#"
+[[platform.cluster]]
+name = "cpu"
+cores = 1
+
+[[platform.cluster]]
+name = "accel"
+cores = 1
+gpus = ["gpu0"]
+
+[[platform.gpu]]
+name = "gpu0"
+
+[overheads]
+base = "zero"
+
+[policy]
+cpu_scheduler = "{scheduler}"
+
+[[task]]
+name = "track"
+wcet = "2 ms"
+period = "20 ms"
+reservation = true
+gpu = {{ kernels = ["1 ms"] }}
+"#
+        ));
+        let sim = run(&w, Klmirqd::Dependent);
+        assert_eq!(sim.records.len(), 5, "{scheduler}");
+        assert!(
+            sim.records
+                .iter()
+                .all(|j| j.finish.is_some() && j.gpu == Some(0)),
+            "{scheduler}"
+        );
+    }
 }

@@ -443,6 +443,90 @@ fn reservations_beside_gpu_tasks_with_overheads_are_sound() {
     assert!(reserved_jobs > 0);
 }
 
+/// GPU-using CPU reservations (`GpuWakes` in rtgpu_analysis::workload):
+/// one GPU-using task of each random workload turned into a reservation
+/// (P-FP, the one scheduler with a bound for it), its WCET at most T/20 so
+/// its server leaves room; every other workload with seed 000's Table III
+/// overheads analysed and injected (its job then pays two switches per
+/// completion wake-up and, under dependent klmirqd, its own bottom
+/// halves), and dependent or independent klmirqd. Each completion wakes
+/// the reservation through the CBS wake-up rule in the simulator, which
+/// may postpone its deadline (seed 001 §III-D). `RTGPU_GPU_SOUNDNESS_N / 5`
+/// workloads (default 500).
+#[test]
+fn gpu_using_reservations_are_sound() {
+    use rtgpu_analysis::workload::{analyze_with, klmirqd_independent, Extra};
+    let n = count() / 5;
+    let mut rng = Rng::new(45);
+    let (mut bounded, mut reserved_jobs) = (0u64, 0u64);
+    let mut closest = 0.0f64;
+    let mut exceeded: Vec<String> = Vec::new();
+    for k in 0..n {
+        let mut w = random_workload(&mut rng, k);
+        let overheads = k % 2 == 1;
+        if overheads {
+            lighter_with_overheads(&mut w);
+        }
+        w.policy.cpu_scheduler = CpuScheduler::PartitionedFp;
+        let Some(t) = w.tasks.iter_mut().find(|t| t.uses_gpu()) else {
+            continue;
+        };
+        t.reservation = true;
+        t.cluster = None;
+        t.wcet = t.wcet.min(t.period / 20).max(1_000);
+        let independent = k % 3 == 2;
+        let extra = if independent {
+            klmirqd_independent(&w, None)
+        } else {
+            Extra::default()
+        };
+        let (report, _) = analyze_with(&w, &extra);
+        if report.verdict != Verdict::Schedulable {
+            continue;
+        }
+        bounded += 1;
+        let r = simulate(
+            &w,
+            &SimConfig {
+                overheads,
+                klmirqd: if independent {
+                    Klmirqd::Independent(None)
+                } else {
+                    Klmirqd::Dependent
+                },
+                ..sim_config(k, k % 4 >= 2, 1_000_000_000)
+            },
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", w.name));
+        for (i, (t, tr)) in r.tasks.iter().zip(&report.tasks).enumerate() {
+            let Some(bound) = tr.response_time else {
+                panic!("{}: schedulable but no bound for {}", w.name, t.name)
+            };
+            if w.tasks[i].reservation {
+                reserved_jobs += t.jobs;
+                closest = closest.max(t.max_response as f64 / bound as f64);
+            }
+            if t.max_response > bound {
+                let more = if w.tasks[i].reservation {
+                    ", GPU-using reservation"
+                } else {
+                    ""
+                };
+                exceeded.push(over_bound(&w, more, &t.name, t.max_response, bound));
+            }
+        }
+    }
+    eprintln!(
+        "{n} GPU workloads with a GPU-using reservation, {bounded} with a bound, {reserved_jobs} \
+         reservation jobs, {} bound(s) exceeded, closest reservation at {:.1}% of its bound",
+        exceeded.len(),
+        closest * 100.0
+    );
+    assert!(exceeded.is_empty(), "{} bound(s) exceeded", exceeded.len());
+    assert!(bounded * 20 >= n, "only {bounded} of {n} had a bound");
+    assert!(reserved_jobs > 0);
+}
+
 /// Writes workload `RTGPU_GPU_SOUNDNESS_K` of the sequence above (with the
 /// overheads of the run it is used in) as a workload file to
 /// `RTGPU_GPU_SOUNDNESS_OUT`, for `rtgpu analyze` / `rtgpu simulate` when a
