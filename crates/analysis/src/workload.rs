@@ -647,7 +647,7 @@ fn assign_clusters(w: &Workload) -> Vec<Vec<usize>> {
     let mut unbound: Vec<usize> = Vec::new();
     // A GPU-using reservation runs on every CPU but uses the GPUs of the
     // first cluster that has any (the simulator's and the runtime's rule).
-    let gpu_cluster = w.platform.clusters.iter().position(|c| !c.gpus.is_empty());
+    let gpu_cluster = w.platform.first_gpu_cluster();
     for (i, t) in w.tasks.iter().enumerate() {
         let cluster = match (t.reservation, gpu_cluster) {
             (true, Some(g)) => Some(g),

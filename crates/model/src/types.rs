@@ -392,6 +392,13 @@ impl Platform {
     pub fn total_cores(&self) -> u32 {
         self.clusters.iter().map(|c| c.cores).sum()
     }
+
+    /// The first cluster that has GPUs: the one whose GPUs a GPU-using CPU
+    /// reservation uses (it runs on every CPU, so no cluster of its own
+    /// says which), in the analysis, the simulator and `rtgpu run` alike.
+    pub fn first_gpu_cluster(&self) -> Option<usize> {
+        self.clusters.iter().position(|c| !c.gpus.is_empty())
+    }
 }
 
 #[cfg(test)]

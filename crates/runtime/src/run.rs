@@ -505,13 +505,8 @@ pub fn run(
             // GPU-using reservation (on every CPU) uses the GPUs of the
             // first cluster that has any (the analysis' and the
             // simulator's rule).
-            let gpu_cluster = workload
-                .platform
-                .clusters
-                .iter()
-                .position(|c| !c.gpus.is_empty());
             let cluster = match (pt.reservation, task.uses_gpu()) {
-                (Some(_), true) => gpu_cluster,
+                (Some(_), true) => workload.platform.first_gpu_cluster(),
                 _ => task.cluster,
             };
             let cluster = cluster.or_else(|| {

@@ -311,12 +311,7 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
             // DL_DOMAIN, no core): it uses the GPU group of the first
             // cluster that has GPUs, group 0 under a global scheduler (the
             // analysis's rule too). A vGPU member cannot be a reservation.
-            _ if ts.reservation.is_some() => w
-                .platform
-                .clusters
-                .iter()
-                .position(|c| !c.gpus.is_empty())
-                .unwrap_or(0),
+            _ if ts.reservation.is_some() => w.platform.first_gpu_cluster().unwrap_or(0),
             CpuScheduler::PartitionedFp => cluster_of_core(first_core),
             _ if global => t.cluster.unwrap_or(0),
             _ => report.tasks[i].cluster.unwrap_or(0),
