@@ -357,7 +357,6 @@ fn klmirqd_independent_server_bounds_are_sound() {
 /// workloads (default 500).
 #[test]
 fn reservations_beside_gpu_tasks_with_overheads_are_sound() {
-    use rtgpu_analysis::workload::{analyze_with, klmirqd_independent, Extra};
     let n = count() / 5;
     let mut rng = Rng::new(44);
     let (mut bounded, mut reserved_jobs, mut tight) = (0u64, 0u64, 0u64);
@@ -389,47 +388,13 @@ fn reservations_beside_gpu_tasks_with_overheads_are_sound() {
         if !w.tasks.iter().any(|t| t.reservation) || !w.tasks.iter().any(|t| t.uses_gpu()) {
             continue;
         }
-        let independent = k % 3 == 2;
-        let extra = if independent {
-            klmirqd_independent(&w, None)
-        } else {
-            Extra::default()
-        };
-        let (report, _) = analyze_with(&w, &extra);
-        if report.verdict != Verdict::Schedulable {
+        let Some(jobs) =
+            check_reservations(&w, k, true, ", reservation", &mut closest, &mut exceeded)
+        else {
             continue;
-        }
+        };
         bounded += 1;
-        let r = simulate(
-            &w,
-            &SimConfig {
-                overheads: true,
-                klmirqd: if independent {
-                    Klmirqd::Independent(None)
-                } else {
-                    Klmirqd::Dependent
-                },
-                ..sim_config(k, k % 4 >= 2, 1_000_000_000)
-            },
-        )
-        .unwrap_or_else(|e| panic!("{}: {e}", w.name));
-        for (i, (t, tr)) in r.tasks.iter().zip(&report.tasks).enumerate() {
-            let Some(bound) = tr.response_time else {
-                panic!("{}: schedulable but no bound for {}", w.name, t.name)
-            };
-            if w.tasks[i].reservation {
-                reserved_jobs += t.jobs;
-                closest = closest.max(t.max_response as f64 / bound as f64);
-            }
-            if t.max_response > bound {
-                let more = if w.tasks[i].reservation {
-                    ", reservation"
-                } else {
-                    ""
-                };
-                exceeded.push(over_bound(&w, more, &t.name, t.max_response, bound));
-            }
-        }
+        reserved_jobs += jobs;
     }
     eprintln!(
         "{n} GPU workloads with reservations ({tight} tight), {bounded} with a bound, \
@@ -455,7 +420,6 @@ fn reservations_beside_gpu_tasks_with_overheads_are_sound() {
 /// workloads (default 500).
 #[test]
 fn gpu_using_reservations_are_sound() {
-    use rtgpu_analysis::workload::{analyze_with, klmirqd_independent, Extra};
     let n = count() / 5;
     let mut rng = Rng::new(45);
     let (mut bounded, mut reserved_jobs) = (0u64, 0u64);
@@ -474,47 +438,18 @@ fn gpu_using_reservations_are_sound() {
         t.reservation = true;
         t.cluster = None;
         t.wcet = t.wcet.min(t.period / 20).max(1_000);
-        let independent = k % 3 == 2;
-        let extra = if independent {
-            klmirqd_independent(&w, None)
-        } else {
-            Extra::default()
-        };
-        let (report, _) = analyze_with(&w, &extra);
-        if report.verdict != Verdict::Schedulable {
-            continue;
-        }
-        bounded += 1;
-        let r = simulate(
+        let Some(jobs) = check_reservations(
             &w,
-            &SimConfig {
-                overheads,
-                klmirqd: if independent {
-                    Klmirqd::Independent(None)
-                } else {
-                    Klmirqd::Dependent
-                },
-                ..sim_config(k, k % 4 >= 2, 1_000_000_000)
-            },
-        )
-        .unwrap_or_else(|e| panic!("{}: {e}", w.name));
-        for (i, (t, tr)) in r.tasks.iter().zip(&report.tasks).enumerate() {
-            let Some(bound) = tr.response_time else {
-                panic!("{}: schedulable but no bound for {}", w.name, t.name)
-            };
-            if w.tasks[i].reservation {
-                reserved_jobs += t.jobs;
-                closest = closest.max(t.max_response as f64 / bound as f64);
-            }
-            if t.max_response > bound {
-                let more = if w.tasks[i].reservation {
-                    ", GPU-using reservation"
-                } else {
-                    ""
-                };
-                exceeded.push(over_bound(&w, more, &t.name, t.max_response, bound));
-            }
-        }
+            k,
+            overheads,
+            ", GPU-using reservation",
+            &mut closest,
+            &mut exceeded,
+        ) else {
+            continue;
+        };
+        bounded += 1;
+        reserved_jobs += jobs;
     }
     eprintln!(
         "{n} GPU workloads with a GPU-using reservation, {bounded} with a bound, {reserved_jobs} \
@@ -525,6 +460,62 @@ fn gpu_using_reservations_are_sound() {
     assert!(exceeded.is_empty(), "{} bound(s) exceeded", exceeded.len());
     assert!(bounded * 20 >= n, "only {bounded} of {n} had a bound");
     assert!(reserved_jobs > 0);
+}
+
+/// The reservation tests' step for workload `k`: analysed with dependent
+/// klmirqd, or independent with the default server (k % 3 == 2); `None`
+/// when not schedulable. Otherwise simulated (`overheads` injected or not)
+/// and every task checked against its bound: an exceeded one goes to
+/// `exceeded` (`what` marks a reservation), the reservations' closest
+/// response / bound to `closest`; returns the reservations' jobs.
+fn check_reservations(
+    w: &Workload,
+    k: u64,
+    overheads: bool,
+    what: &str,
+    closest: &mut f64,
+    exceeded: &mut Vec<String>,
+) -> Option<u64> {
+    use rtgpu_analysis::workload::{analyze_with, klmirqd_independent, Extra};
+    let independent = k % 3 == 2;
+    let extra = if independent {
+        klmirqd_independent(w, None)
+    } else {
+        Extra::default()
+    };
+    let (report, _) = analyze_with(w, &extra);
+    if report.verdict != Verdict::Schedulable {
+        return None;
+    }
+    let r = simulate(
+        w,
+        &SimConfig {
+            overheads,
+            klmirqd: if independent {
+                Klmirqd::Independent(None)
+            } else {
+                Klmirqd::Dependent
+            },
+            ..sim_config(k, k % 4 >= 2, 1_000_000_000)
+        },
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", w.name));
+    let mut jobs = 0;
+    for (i, (t, tr)) in r.tasks.iter().zip(&report.tasks).enumerate() {
+        let Some(bound) = tr.response_time else {
+            panic!("{}: schedulable but no bound for {}", w.name, t.name)
+        };
+        let reserved = w.tasks[i].reservation;
+        if reserved {
+            jobs += t.jobs;
+            *closest = closest.max(t.max_response as f64 / bound as f64);
+        }
+        if t.max_response > bound {
+            let more = if reserved { what } else { "" };
+            exceeded.push(over_bound(w, more, &t.name, t.max_response, bound));
+        }
+    }
+    Some(jobs)
 }
 
 /// Writes workload `RTGPU_GPU_SOUNDNESS_K` of the sequence above (with the
