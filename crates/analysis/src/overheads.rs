@@ -152,7 +152,8 @@ impl Charges {
     }
 }
 
-fn mul(a: u64, b: Time) -> Time {
+/// `a · b`, saturating at `Time::MAX` (a count of events times a cost).
+pub(crate) fn mul(a: u64, b: Time) -> Time {
     (a as u128 * b as u128).min(Time::MAX as u128) as Time
 }
 

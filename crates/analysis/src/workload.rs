@@ -227,13 +227,20 @@ impl Reservation {
     /// (`docs/runtime.md`, "CPU reservations"). The analysis charges this
     /// runtime, not C.
     pub fn of(t: &rtgpu_model::Task) -> Reservation {
-        let margin = (t.wcet / 5).max(200_000);
+        let margin = Reservation::margin(t.wcet);
         let deadline = t.deadline.saturating_sub(t.jitter).max(1);
         Reservation {
             runtime: t.wcet.saturating_add(margin).min(deadline),
             deadline,
             period: t.period,
         }
+    }
+
+    /// The margin above a job's WCET `wcet` that its runtime leaves for
+    /// what the kernel charges besides (see [`Reservation::of`]): 20% of
+    /// `wcet`, at least 200 us.
+    pub fn margin(wcet: Time) -> Time {
+        (wcet / 5).max(200_000)
     }
 }
 
@@ -1404,7 +1411,7 @@ impl GpuWakes {
     /// wake-ups' work.
     fn job_work(&self, t: &rtgpu_model::Task) -> Time {
         t.wcet
-            .saturating_add(mul_time(self.in_section, self.resume))
+            .saturating_add(overheads::mul(self.in_section, self.resume))
     }
 
     /// The server (module docs of [`GpuWakes`]).
@@ -1420,7 +1427,7 @@ impl GpuWakes {
             .saturating_add(o.rel)
             .saturating_add(o.ipi)
             .saturating_add(o.sch.saturating_add(o.cxs).saturating_mul(2));
-        let work = work.saturating_add((t.wcet / 5).max(200_000));
+        let work = work.saturating_add(Reservation::margin(t.wcet));
         let runtime = ((4 * work as u128 * period as u128).div_ceil(window as u128))
             .min(Time::MAX as u128) as Time;
         let floor = self.resume.max(server::MIN_DEADLINE_RUNTIME);
@@ -1444,13 +1451,13 @@ impl GpuWakes {
         } else {
             work.div_ceil(q).saturating_add(2 * n - 1)
         };
-        mul_time(periods, r.period)
+        overheads::mul(periods, r.period)
     }
 
     /// How much longer its wake-ups inside its GPU section may keep its
     /// GPU (added to its hold where it blocks others).
     fn hold_latency(&self, r: &Reservation, switches: Time) -> Time {
-        let work = mul_time(self.in_section, self.resume).saturating_add(switches);
+        let work = overheads::mul(self.in_section, self.resume).saturating_add(switches);
         GpuWakes::latency(self.in_section, work, r)
     }
 
@@ -1497,7 +1504,7 @@ impl GpuWakes {
         }
         let o = &w.overheads;
         let window = t.deadline.saturating_sub(t.jitter);
-        let own_irq = mul_time(u64::from(g.interrupts), o.th.saturating_add(o.bh));
+        let own_irq = overheads::mul(u64::from(g.interrupts), o.th.saturating_add(o.bh));
         let gpu_part = [
             g.token_blocking.unwrap_or(Time::MAX),
             g.copy_time,
@@ -1529,10 +1536,6 @@ impl GpuWakes {
 /// Linux's default `kernel.sched_deadline_period_min_us` (100 us): the
 /// shortest period `sched_setattr` accepts.
 const MIN_GPU_SERVER_PERIOD: Time = 100_000;
-
-fn mul_time(n: u64, t: Time) -> Time {
-    (n as u128 * t as u128).min(Time::MAX as u128) as Time
-}
 
 /// What seed 000 App. B's overheads add to the jobs of CPU reservations
 /// ([`analyze_reservations`]), as the simulator injects them and a stock
@@ -1665,7 +1668,7 @@ impl<'a> ReservationCosts<'a> {
         if self.servers {
             preemptions = preemptions.saturating_add(self.interrupts(window));
         }
-        mul_time(preemptions, o.sch.saturating_add(o.cxs))
+        overheads::mul(preemptions, o.sch.saturating_add(o.cxs))
     }
 }
 
@@ -1902,7 +1905,7 @@ fn section_stretch(cx: &Cx, tasks: &[TaskReport]) -> Vec<Time> {
         return out;
     }
     let eta = |i: usize| w.tasks[i].gpu.as_ref().map_or(0, |g| g.interrupts) as u64;
-    let mul = |a: u64, b: Time| (a as u128 * b as u128).min(Time::MAX as u128) as Time;
+    let mul = overheads::mul;
     // X_h: CPU demand of one job (inflated cost without GPU wait and GPU
     // time, plus its own bottom halves).
     let demand = |i: usize| -> Option<Time> {
@@ -2003,7 +2006,7 @@ fn server_stretch(w: &Workload, server: Server, tasks: &[TaskReport]) -> Vec<Tim
                     g.interrupts
                         .max(g.operations_for(w.policy.chunk_size, staged))
                 });
-                (u128::from(n) * per_interrupt as u128).min(Time::MAX as u128) as Time
+                overheads::mul(u64::from(n), per_interrupt)
             }
             _ => 0,
         })
@@ -2032,7 +2035,7 @@ pub fn bottom_half_backlog(w: &Workload) -> Time {
     } else {
         users
     };
-    (owners as u128 * w.overheads.bh as u128).min(Time::MAX as u128) as Time
+    overheads::mul(owners, w.overheads.bh)
 }
 
 /// klmirqd's independent mode's default server for `w`'s bottom halves

@@ -180,8 +180,8 @@ fn own_work(w: &Workload, t: &rtgpu_model::Task, migrates: bool, peer: bool) -> 
 /// App. B: the holder keeps the GPU until they are handled).
 fn critical_section(w: &Workload, i: usize, own: Time) -> Time {
     let o = &w.overheads;
-    let eta = w.tasks[i].gpu.as_ref().map_or(0, |g| g.interrupts) as u128;
-    let irq = (eta * o.th.saturating_add(o.bh) as u128).min(Time::MAX as u128) as Time;
+    let eta = w.tasks[i].gpu.as_ref().map_or(0, |g| g.interrupts);
+    let irq = crate::overheads::mul(u64::from(eta), o.th.saturating_add(o.bh));
     own.saturating_add(irq)
 }
 
