@@ -2031,7 +2031,7 @@ fn server_wait_per_interrupt(w: &Workload, server: Server) -> Time {
 pub fn bottom_half_backlog(w: &Workload) -> Time {
     let users = w.tasks.iter().filter(|t| t.uses_gpu()).count() as u64;
     let owners = if w.vgpus.is_empty() {
-        users.min(u64::from(w.policy.tokens_per_gpu))
+        users.min(u64::from(w.policy.tokens()))
     } else {
         users
     };

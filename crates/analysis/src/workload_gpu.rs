@@ -53,6 +53,12 @@ use crate::overheads::{GpuUse, InterruptMethod, OverheadTask};
 use crate::task::Time;
 use crate::vgpu;
 
+/// Why a task has no bound when several token holders share a GPU without
+/// engine locks (ρ > 1, GPUSync or static assignment): `rtgpu run` takes no
+/// lock then and the driver arbitrates the engines.
+const DRIVER_ARBITRATES: &str = "engine locks are off with ρ > 1: the closed-source driver \
+     arbitrates copy and execution engines, for which no bound exists (seed 004 §5)";
+
 /// What the report says about one GPU-using task.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GpuTaskReport {
@@ -313,7 +319,11 @@ pub fn analyze_gpus(
                     );
                     r.copy_time = wk.copy_in + wk.copy_out;
                     r.kernel_time = wk.kernels;
-                    r.token_blocking = Some(kfmlp::l_aware_bound(&queue, 1));
+                    if !w.policy.engine_locks && w.policy.tokens() > 1 {
+                        r.unbounded_because = Some(DRIVER_ARBITRATES.into());
+                    } else {
+                        r.token_blocking = Some(kfmlp::l_aware_bound(&queue, 1));
+                    }
                     out[i] = Some(r);
                 }
             }
@@ -384,7 +394,7 @@ fn gpusync_bounds(
     let cfg = GpuSyncConfig {
         cpus: d.cpus,
         gpus: g,
-        rho: p.tokens_per_gpu.max(1),
+        rho: p.tokens(),
         copy_locking,
     };
     let bw = &w.platform.bandwidth;
@@ -442,7 +452,7 @@ fn gpusync_bounds(
         b.token_blocking = b.token_blocking.max(tb);
         b.total = b.token_blocking.saturating_add(b.engine_blocking);
     }
-    let no_engine_bound = !p.engine_locks && cfg.rho > 1;
+    let no_engine_bound = !p.engine_locks && p.tokens() > 1;
     for ((&i, req), b) in members.iter().zip(&reqs).zip(&blocks) {
         let wk = own_work(w, &w.tasks[i], can_migrate, true);
         let mut r = base(i);
@@ -463,11 +473,7 @@ fn gpusync_bounds(
         r.copy_requests = Some(req.copy_requests);
         r.exec_requests = Some(req.exec_requests);
         if no_engine_bound {
-            r.unbounded_because = Some(
-                "engine locks are off with ρ > 1: the closed-source driver arbitrates copy and \
-                 execution engines, for which no bound exists (seed 004 §5)"
-                    .into(),
-            );
+            r.unbounded_because = Some(DRIVER_ARBITRATES.into());
         } else {
             r.token_blocking = Some(b.token_blocking);
             r.engine_blocking = Some(b.engine_blocking);

@@ -158,6 +158,20 @@ gpu = { copy_in = "1 MB", kernels = ["2 ms"] }
     assert!(g.unbounded_because.is_some());
     assert_eq!(r.tasks[0].verdict, TaskVerdict::UnboundedTardiness);
     assert_eq!(r.verdict, Verdict::NotSchedulable);
+    // The same under static assignment (two holders share a GPU there too)
+    // and, ρ = 1 being the k-FMLP's own, not under the k-FMLP.
+    for (allocator, bounded) in [("static", false), ("k-fmlp", true)] {
+        let r = run(&format!(
+            "{base}[policy]\ncpu_scheduler = \"C-EDF\"\ngpu_allocator = \"{allocator}\"\ntokens_per_gpu = 2\nengine_locks = false\n{task_toml}"
+        ));
+        let g = r.tasks[0].gpu.as_ref().expect("gpu");
+        assert_eq!(g.unbounded_because.is_none(), bounded, "{allocator}");
+        assert_eq!(
+            r.tasks[0].verdict == TaskVerdict::UnboundedTardiness,
+            !bounded,
+            "{allocator}"
+        );
+    }
 
     // ρ = 2 with engine locks: N^E = 1, N^C_sys = 1. L^C = 1 ms, L^E = 2 ms.
     // Thm 1 = 1·1·1 + 1·1·2 = 3 ms; THT = 1·2·1 + 1·2·2 + 1 = 7 ms;

@@ -268,6 +268,29 @@ impl Default for Policy {
     }
 }
 
+impl Policy {
+    /// GPU tokens per GPU the allocator hands out, in the simulator and in
+    /// `rtgpu run` alike: ρ (`tokens_per_gpu`) under GPUSync (seed 004
+    /// §4.2) and static assignment; 1 under the k-FMLP, whose k = g
+    /// resources are whole GPUs (seed 000 App. A), as its analysis assumes.
+    pub fn tokens(&self) -> u32 {
+        match self.gpu_allocator {
+            GpuAllocator::KFmlp => 1,
+            _ => self.tokens_per_gpu.max(1),
+        }
+    }
+
+    /// Whether a token freed with nobody in its queue takes the most
+    /// urgent request waiting in another queue: the k-FMLP's rule R3
+    /// (seed 000 App. A; work-conserving, and harmless to its worst case,
+    /// footnote 18). GPUSync's token queues (seed 004 §4.2: a request
+    /// waits in the queue whose estimated completion is earliest, on
+    /// purpose, to keep its GPU affinity) and static assignment do not.
+    pub fn request_stealing(&self) -> bool {
+        self.gpu_allocator == GpuAllocator::KFmlp
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum VgpuPolicy {
     Band,

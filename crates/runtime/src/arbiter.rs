@@ -249,6 +249,11 @@ impl Arbiter {
         self.gpus
     }
 
+    /// Its token allocator's configuration (queue rule, ρ, stealing).
+    pub fn token_config(&self) -> Result<TokenConfig, ArbiterError> {
+        Ok(*self.lock()?.tokens.config())
+    }
+
     fn lock(&self) -> Result<MutexGuard<'_, State>, ArbiterError> {
         self.state.lock().map_err(|_| ArbiterError::Poisoned)
     }

@@ -516,9 +516,9 @@ impl Engine {
                 TokenAllocator::new(
                     token::Config {
                         gpus: grp.gpus.len(),
-                        tokens_per_gpu: s.policy.tokens_per_gpu as usize,
+                        tokens_per_gpu: s.policy.tokens() as usize,
                         rule,
-                        stealing: rule != QueueRule::Static,
+                        stealing: s.policy.request_stealing(),
                     },
                     grp.distance.clone(),
                     CostPredictor::new(&priors),

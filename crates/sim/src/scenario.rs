@@ -75,6 +75,14 @@ impl Scenario {
             affinity: self.affinity,
         };
         policy.engine_locks = self.engine_locks;
+        // Without engine locks GPUSync has one thing per GPU to hand out:
+        // a token is the whole GPU, ρ = 1 (§4.2 sets ρ to the engines it
+        // arbitrates per GPU; "using engine locks when ρ = 1 is a
+        // meaningless test", §5, so the E scenarios are the ρ = 2 ones).
+        // With engine locks the file's ρ stays.
+        if !self.engine_locks {
+            policy.tokens_per_gpu = 1;
+        }
         policy.peer_locking = if self.dgl {
             PeerLocking::Dgl
         } else {

@@ -96,11 +96,11 @@ gpu = {{ copy_in = "4 MB", kernels = ["4 ms"], copy_out = "4 MB" }}
 }
 
 /// seed 004 §4.2: with engine locks and rho = 2 one job's copies overlap
-/// the other's kernel; without them a token owns the whole GPU.
+/// the other's kernel; without them (rho = 1) a token owns the whole GPU.
 #[test]
 fn engine_locks_overlap_copy_and_execution() {
     let locked = run(&two_gpu_tasks(true, 2), 100_000_000);
-    let whole = run(&two_gpu_tasks(false, 2), 100_000_000);
+    let whole = run(&two_gpu_tasks(false, 1), 100_000_000);
     let worst = |r: &SimResult| r.tasks.iter().map(|t| t.max_response).max().unwrap_or(0);
     // Without engine locks: 12 ms each back to back -> the second ends at
     // 24 ms (+ 10 us CPU).
@@ -110,6 +110,20 @@ fn engine_locks_overlap_copy_and_execution() {
     // follows: 16 ms.
     assert_eq!(worst(&locked), 16_010_000);
     assert!(worst(&locked) < worst(&whole));
+}
+
+/// Without engine locks and with rho > 1 the driver would arbitrate the
+/// engines among the token holders (`rtgpu run` takes no lock then): the
+/// simulator says it does not model that, naming both settings, instead
+/// of predicting another schedule.
+#[test]
+fn driver_arbitration_is_refused_by_name() {
+    let e = simulate(&two_gpu_tasks(false, 2), &SimConfig::default())
+        .expect_err("engine_locks = false with rho = 2 is not simulated");
+    let msg = e.to_string();
+    assert!(msg.contains("`engine_locks = false`"), "{msg}");
+    assert!(msg.contains("`tokens_per_gpu = 2`"), "{msg}");
+    assert!(msg.contains("does not model"), "{msg}");
 }
 
 /// Two copies in the same direction on one PCIe link share its bandwidth.
@@ -219,9 +233,14 @@ fn every_gpusync_scenario_completes() {
     }
 }
 
-/// seed 004 Observations 1-2 on the copy-heavy variant: engine locks
-/// (copy and execution overlapped) beat the scenarios without them, and
-/// AEdG,2MB beats aedg,X by a large factor in mean response (% of period).
+/// seed 004 §5, Fig. 6 on the copy-heavy variant of the tracker: every
+/// scenario with engine locks (ρ = 2) is SRT-schedulable by the paper's
+/// criterion (mean response below 100 % of the period), the best scenario
+/// uses them and the worst does not, and on average the scenarios with
+/// engine locks respond much faster than those without (where a token is
+/// the whole GPU). Not asserted, because it does not reproduce: the
+/// paper's 3x between AEdG,2MB and aedg,X, and a clean break with every
+/// locked scenario ahead of every unlocked one (docs/seeds/004-gpusync.md).
 #[test]
 fn seed004_engine_locks_beat_no_engine_locks() {
     let base = example("gpusync-copy-heavy.toml");
@@ -243,16 +262,41 @@ fn seed004_engine_locks_beat_no_engine_locks() {
             .sum::<f64>()
             / jobs as f64
     };
-    let best = mean_pct("AEdG,2MB");
-    let worst = mean_pct("aedg,X");
-    let locks_unchunked = mean_pct("aEDG,X");
-    eprintln!("AEdG,2MB {best:.1}%  aEDG,X {locks_unchunked:.1}%  aedg,X {worst:.1}%");
-    assert!(
-        worst > 1.5 * best,
-        "aedg,X {worst:.1}% vs AEdG,2MB {best:.1}%"
+    let (mut locked, mut unlocked) = (Vec::new(), Vec::new());
+    for a in ['A', 'a'] {
+        for e in ['E', 'e'] {
+            // D/d only matters with engine locks.
+            let ds: &[char] = if e == 'E' { &['D', 'd'] } else { &['d'] };
+            for &d in ds {
+                for g in ['G', 'g'] {
+                    for c in ["2MB", "4MB", "X"] {
+                        let name = format!("{a}{e}{d}{g},{c}");
+                        let pct = mean_pct(&name);
+                        if e == 'E' {
+                            locked.push((pct, name));
+                        } else {
+                            unlocked.push((pct, name));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mean = |v: &[(f64, String)]| v.iter().map(|x| x.0).sum::<f64>() / v.len() as f64;
+    let by_pct = |x: &&(f64, String), y: &&(f64, String)| x.0.total_cmp(&y.0);
+    let best_locked = locked.iter().min_by(by_pct).expect("scenarios");
+    let worst_locked = locked.iter().max_by(by_pct).expect("scenarios");
+    let best_unlocked = unlocked.iter().min_by(by_pct).expect("scenarios");
+    let worst_unlocked = unlocked.iter().max_by(by_pct).expect("scenarios");
+    let (ml, mu) = (mean(&locked), mean(&unlocked));
+    eprintln!(
+        "engine locks: mean {ml:.1}%, best {best_locked:?}, worst {worst_locked:?}; \
+         without: mean {mu:.1}%, best {best_unlocked:?}, worst {worst_unlocked:?}"
     );
-    assert!(worst > 1.5 * locks_unchunked);
-    assert!(worst > 100.0 && best < 100.0);
+    assert!(worst_locked.0 < 100.0, "{worst_locked:?}");
+    assert!(worst_unlocked.0 > 100.0, "{worst_unlocked:?}");
+    assert!(best_locked.0 < best_unlocked.0);
+    assert!(mu > ml + 15.0, "without {mu:.1}% vs with {ml:.1}%");
 }
 
 /// Per kind of task (CPU-only, GPU-using) of one Table II run with

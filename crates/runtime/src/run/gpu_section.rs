@@ -102,9 +102,9 @@ pub fn cluster_arbiters(
                     .collect(),
                 tokens: TokenConfig {
                     gpus: n,
-                    tokens_per_gpu: p.tokens_per_gpu as usize,
+                    tokens_per_gpu: p.tokens() as usize,
                     rule,
-                    stealing: p.gpu_allocator == GpuAllocator::KFmlp,
+                    stealing: p.request_stealing(),
                 },
                 distance,
                 engine_locks: p.engine_locks,
@@ -343,4 +343,47 @@ fn run_vgpu_section(
         token_hold: monotonic_now() - start,
         migrated: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workload(allocator: &str) -> Workload {
+        rtgpu_model::parse_workload(
+            &format!(
+                "[[platform.cluster]]\nname = \"c0\"\ncores = 2\ngpus = [\"g0\", \"g1\"]\n\
+                 [[platform.gpu]]\nname = \"g0\"\n[[platform.gpu]]\nname = \"g1\"\n\
+                 [policy]\ncpu_scheduler = \"G-EDF\"\ngpu_allocator = \"{allocator}\"\n\
+                 tokens_per_gpu = 2\n\
+                 [[task]]\nname = \"t\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\n\
+                 gpu = {{ copy_in = \"1 MB\", kernels = [\"1 ms\"], copy_out = \"1 MB\" }}\n"
+            ),
+            "t.toml",
+        )
+        .expect("valid workload")
+    }
+
+    /// The arbiter allocates GPUs as the simulator does (the same
+    /// `Policy::tokens` and `Policy::request_stealing`): the k-FMLP's k = g
+    /// resources are whole GPUs whatever `tokens_per_gpu` says, and only
+    /// the k-FMLP steals requests.
+    #[test]
+    fn token_allocation_follows_the_policys_rules() {
+        for (allocator, tokens, stealing, rule) in [
+            ("k-fmlp", 1, true, QueueRule::LAware),
+            ("gpusync-affinity", 2, false, QueueRule::EarliestCompletion),
+            ("gpusync", 2, false, QueueRule::ShortestQueue),
+            ("static", 2, false, QueueRule::Static),
+        ] {
+            let w = workload(allocator);
+            let cs = cluster_arbiters(&w, false, &[None, None]);
+            let c = cs[0].as_ref().expect("a cluster with GPUs");
+            let cfg = c.arbiter.token_config().expect("not poisoned");
+            assert_eq!(cfg.tokens_per_gpu, tokens, "{allocator}");
+            assert_eq!(cfg.stealing, stealing, "{allocator}");
+            assert_eq!(cfg.rule, rule, "{allocator}");
+            assert_eq!(cfg.gpus, 2);
+        }
+    }
 }
