@@ -1115,7 +1115,15 @@ fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan) {
             None => Reservation::of(&w.tasks[i]),
         })
         .collect();
-    let costs = ReservationCosts::new(w, &res, &servers);
+    let dl_wakes = reserved
+        .iter()
+        .zip(&wakes)
+        .map(|(&i, wk)| {
+            let t = &w.tasks[i];
+            wk.as_ref().map(|wk| (t.period, t.jitter, wk.wakes()))
+        })
+        .collect();
+    let costs = ReservationCosts::new(w, &res, dl_wakes, &servers);
     let owners: Vec<DlGpuOwner> = reserved
         .iter()
         .zip(&res)
@@ -1143,8 +1151,12 @@ fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan) {
     let mut rest = w.clone();
     rest.tasks.retain(|t| !t.reservation || t.uses_gpu());
     let mut more = extra.clone();
-    more.servers
-        .extend(res.iter().map(|r| Server::new(r.runtime, r.period)));
+    for ((&i, r), wk) in reserved.iter().zip(&res).zip(&wakes) {
+        match wk {
+            Some(wk) => more.servers.extend(wk.charged_servers(w, &w.tasks[i], r)),
+            None => more.servers.push(Server::new(r.runtime, r.period)),
+        }
+    }
     let (mut report, mut plan) = if rest.tasks.is_empty() {
         (
             empty_report(w),
@@ -1406,6 +1418,30 @@ impl GpuWakes {
         self.in_section + 2
     }
 
+    /// The server (runtime Q, period P) as the fixed-priority tasks are
+    /// charged it, with one scheduling decision and context switch c =
+    /// Δsch + Δcxs for each dispatch of its thread that may preempt one of
+    /// them (the victim's, as the simulator charges a preempted thread):
+    /// - Q + 2c every P: a replenishment after a throttle (at least P
+    ///   apart), 2c so that the back-to-back staircase covers the ⌈t/P⌉ + 1
+    ///   of them a window t can hold;
+    /// - 2wc(1 + ⌈J/T⌉) every T, w = [`Self::wakes`]: the wake-ups of the
+    ///   ⌈(t + J)/T⌉ + 1 jobs that can wake in a window t (a job wakes
+    ///   within its deadline D <= T of its release), likewise covered.
+    ///
+    /// (Found missing by a targeted search: a reservation waking at each of
+    /// many short copy chunks preempted a FIFO task past its bound.)
+    fn charged_servers(&self, w: &Workload, t: &rtgpu_model::Task, r: &Reservation) -> [Server; 2] {
+        let o = &w.overheads;
+        let c = o.sch.saturating_add(o.cxs);
+        let jobs = 1 + t.jitter.div_ceil(t.period.max(1));
+        let wake_switches = overheads::mul(self.wakes().saturating_mul(2).saturating_mul(jobs), c);
+        [
+            Server::new(r.runtime.saturating_add(overheads::mul(2, c)), r.period),
+            Server::new(wake_switches, t.period),
+        ]
+    }
+
     /// The job's CPU work before the overheads that [`ReservationCosts`]
     /// adds (release, switches, ticks, preemptions): C and the in-section
     /// wake-ups' work.
@@ -1564,6 +1600,9 @@ struct ReservationCosts<'a> {
     gpu: Vec<(Time, Time, u32)>,
     /// The periods of the reservations, then of the servers.
     dl_periods: Vec<Time>,
+    /// Per reservation (same order): a GPU-using one's (T, J, wake-ups per
+    /// job), each wake-up a dispatch that may preempt ([`GpuWakes`]).
+    dl_wakes: Vec<Option<(Time, Time, u64)>>,
     servers: bool,
 }
 
@@ -1582,7 +1621,12 @@ impl<'a> ReservationCosts<'a> {
     /// Every GPU-using task's interrupts count, each in windows of its
     /// deadline: seed 000's argument up to the first deadline miss (a
     /// workload with a miss is not schedulable anyway).
-    fn new(w: &'a Workload, res: &[Reservation], servers: &[Server]) -> ReservationCosts<'a> {
+    fn new(
+        w: &'a Workload,
+        res: &[Reservation],
+        dl_wakes: Vec<Option<(Time, Time, u64)>>,
+        servers: &[Server],
+    ) -> ReservationCosts<'a> {
         let gpu = w
             .tasks
             .iter()
@@ -1597,6 +1641,7 @@ impl<'a> ReservationCosts<'a> {
                 .map(|r| r.period)
                 .chain(servers.iter().map(|s| s.period))
                 .collect(),
+            dl_wakes,
             servers: !servers.is_empty(),
         }
     }
@@ -1654,8 +1699,11 @@ impl<'a> ReservationCosts<'a> {
 
     /// One scheduling decision and context switch per possible preemption
     /// of reservation `k` by another deadline thread in `window`: a
-    /// release or replenishment of another reservation or server, and a
-    /// wake-up of a klmirqd server (at most one per GPU interrupt).
+    /// release or replenishment of another reservation or server, a
+    /// wake-up of a GPU-using reservation (each of its jobs' wake-ups,
+    /// [`GpuWakes::wakes`], for every job that can wake in the window: at
+    /// most ⌈(window + J)/T⌉ + 1), and a wake-up of a klmirqd server (at
+    /// most one per GPU interrupt).
     fn preemption_switches(&self, k: usize, window: Time) -> Time {
         let o = &self.w.overheads;
         let mut preemptions: u64 = self
@@ -1663,7 +1711,15 @@ impl<'a> ReservationCosts<'a> {
             .iter()
             .enumerate()
             .filter(|&(e, _)| e != k)
-            .map(|(_, &p)| window.div_ceil(p.max(1)) + 1)
+            .map(|(e, &p)| {
+                let wakes = match self.dl_wakes.get(e).copied().flatten() {
+                    Some((t, j, n)) => {
+                        (window.saturating_add(j).div_ceil(t.max(1)) + 1).saturating_mul(n)
+                    }
+                    None => 0,
+                };
+                (window.div_ceil(p.max(1)) + 1).saturating_add(wakes)
+            })
             .sum();
         if self.servers {
             preemptions = preemptions.saturating_add(self.interrupts(window));
