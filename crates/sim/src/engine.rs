@@ -252,6 +252,13 @@ pub struct Engine {
     req_owner: Vec<u32>,
     buses: Vec<Bus>,
     kernel_owner: Vec<Option<u32>>,
+    /// Without engine locks and with ρ > 1 the driver arbitrates each
+    /// engine among the token holders (as `rtgpu run` leaves it): per
+    /// engine track (GPU·3 + exec, copy-in, copy-out), whether an
+    /// operation runs on it and the jobs whose next operation waits for it,
+    /// in submission order. Empty when not in that mode.
+    driver_busy: Vec<bool>,
+    driver_fifo: Vec<VecDeque<u32>>,
     vgpu_sched: Vec<Option<VgpuScheduler>>,
     vgpu_local: Vec<usize>,
     irq_items: Vec<IrqItem>,
@@ -526,6 +533,9 @@ impl Engine {
             })
             .collect();
         let copy_engines: Vec<u8> = s.gpus.iter().map(|g| g.copy_engines).collect();
+        // Several token holders per GPU and no engine locks: the driver
+        // arbitrates the engines ([`Engine::driver_submit`]).
+        let driver = !s.policy.engine_locks && s.policy.tokens() > 1;
         let buses = (0..s.links * 2)
             .map(|_| Bus {
                 active: Vec::new(),
@@ -676,6 +686,16 @@ impl Engine {
             req_owner: Vec::new(),
             buses,
             kernel_owner: vec![None; g],
+            driver_busy: if driver {
+                vec![false; g * 3]
+            } else {
+                Vec::new()
+            },
+            driver_fifo: if driver {
+                (0..g * 3).map(|_| VecDeque::new()).collect()
+            } else {
+                Vec::new()
+            },
             vgpu_sched,
             vgpu_local,
             irq_items: Vec::new(),
@@ -1513,7 +1533,11 @@ impl Engine {
                 (one(0), 0)
             }
         };
-        if !engine_locks {
+        // Without engine locks a token is the whole GPU (one lock over its
+        // engines), unless several holders share it: then the driver
+        // arbitrates each engine.
+        let driver = !self.driver_busy.is_empty() && !engine_locks;
+        if !engine_locks && !driver {
             j.ops.push(Op {
                 kind: OpKind::GpuLock,
                 locks: one(locks.lock_id(g, Eng::Exec)),
@@ -1538,6 +1562,8 @@ impl Engine {
                 } else {
                     (one(0), 0)
                 };
+                // Under the driver a peer copy runs on the source's
+                // device-to-host copy engine (as the emulated GPU runs it).
                 push_copies(
                     &mut j.ops,
                     gt.state,
@@ -1545,7 +1571,7 @@ impl Engine {
                     bw.peer,
                     down(links),
                     SpanKind::Migrate,
-                    in_engine(g),
+                    if driver { out_engine(p) } else { in_engine(g) },
                     (l, n),
                 );
             } else {
@@ -1726,6 +1752,10 @@ impl Engine {
                 self.jobs[iu].pc += 1;
                 continue;
             }
+            if want == 0 && self.driven(i) {
+                self.driver_submit(i, op);
+                return;
+            }
             self.start_op(i, op);
             return;
         }
@@ -1815,6 +1845,64 @@ impl Engine {
         }
     }
 
+    /// Whether job `i`'s operations go through the driver's engine queues
+    /// (driver arbitration, and not a vGPU member: a vGPU's scheduler and
+    /// copy locks arbitrate those).
+    #[inline(always)]
+    fn driven(&self, i: u32) -> bool {
+        !self.driver_busy.is_empty()
+            && self.s.tasks[i as usize]
+                .gpu
+                .as_ref()
+                .is_some_and(|t| t.vgpu.is_none())
+    }
+
+    /// The engine track an operation of job `i` runs on.
+    fn op_engine(&self, i: u32, op: Op) -> usize {
+        match op.kind {
+            OpKind::Copy { engine, .. } => engine as usize,
+            _ => self.jobs[i as usize].section_gpu * 3,
+        }
+    }
+
+    /// Driver arbitration (no engine locks, ρ > 1): job `i` submits its
+    /// next operation; it starts at once on an idle engine, else waits
+    /// behind the operations submitted before it, in submission order and
+    /// without priorities or inheritance, like the emulated GPU's engine
+    /// queues (`rtgpu run` takes no lock then). The job is blocked while
+    /// it waits.
+    #[cold]
+    #[inline(never)]
+    fn driver_submit(&mut self, i: u32, op: Op) {
+        let e = self.op_engine(i, op);
+        if self.driver_busy[e] {
+            self.driver_fifo[e].push_back(i);
+            self.jobs[i as usize].blocked_since = Some(self.now);
+            return;
+        }
+        self.driver_busy[e] = true;
+        self.start_op(i, op);
+    }
+
+    /// Driver arbitration: job `i`'s operation completed on the device;
+    /// its engine takes the next submitted operation at once (before the
+    /// completion's interrupt is handled).
+    #[cold]
+    #[inline(never)]
+    fn driver_done(&mut self, i: u32) {
+        let j = &self.jobs[i as usize];
+        let e = self.op_engine(i, j.ops[j.pc]);
+        match self.driver_fifo[e].pop_front() {
+            Some(next) => {
+                self.end_block(next as usize);
+                let j = &self.jobs[next as usize];
+                let op = j.ops[j.pc];
+                self.start_op(next, op);
+            }
+            None => self.driver_busy[e] = false,
+        }
+    }
+
     fn vgpu_dispatch(&mut self, g: usize, d: Option<rtgpu_policy::vgpu::Dispatch>) {
         let now = self.now;
         match d {
@@ -1863,6 +1951,9 @@ impl Engine {
         if self.vgpu_sched[gu].is_some() {
             let d = self.vgpu_sched[gu].as_mut().and_then(|s| s.complete(now));
             self.vgpu_dispatch(gu, d);
+        }
+        if self.driven(i) {
+            self.driver_done(i);
         }
         self.raise_interrupt(i, gu);
     }
@@ -1929,6 +2020,9 @@ impl Engine {
                 }
             }
             let g = self.jobs[i as usize].section_gpu;
+            if self.driven(i) {
+                self.driver_done(i);
+            }
             self.raise_interrupt(i, g);
         }
         self.bus_done = done;

@@ -392,24 +392,6 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
             w.name
         )));
     }
-    // Without engine locks and with ρ > 1 several token holders share a
-    // GPU and the driver arbitrates its engines (what `rtgpu run` does:
-    // it takes no lock then); the simulator's whole-GPU model would
-    // predict a different schedule.
-    if !w.policy.engine_locks
-        && w.policy.tokens() > 1
-        && w.tasks
-            .iter()
-            .any(|t| t.gpu.as_ref().is_some_and(|g| g.vgpu.is_none()))
-    {
-        return Err(SimError(format!(
-            "{}: `engine_locks = false` with `tokens_per_gpu = {}`: several token holders \
-             would share a GPU with the driver arbitrating its engines (as `rtgpu run` \
-             leaves them), which the simulator does not model; set `tokens_per_gpu = 1` \
-             (a token is the whole GPU) or `engine_locks = true`",
-            w.name, w.policy.tokens_per_gpu
-        )));
-    }
     let vgpus = w
         .vgpus
         .iter()
