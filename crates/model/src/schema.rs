@@ -232,12 +232,12 @@ pub(crate) const POLICY: &[KeySpec] = &[
     key(
         "tokens_per_gpu",
         Ty::Int { min: 1, max: u32::MAX as i64 },
-        "rho, GPUSync tokens per GPU (>= 1); default 2.",
+        "rho, GPUSync and static tokens per GPU (>= 1); default 2. The k-FMLP always has one per GPU.",
     ),
     key(
         "engine_locks",
         Ty::Bool,
-        "Arbitrate copy/execution engines with real-time locks; default true.",
+        "Arbitrate copy/execution engines with real-time locks; default true. Without them and with rho > 1 the driver arbitrates (no bound).",
     ),
     key(
         "peer_copies",
