@@ -77,6 +77,16 @@ gpu = {{ copy_in = "1 MB", kernels = ["3 ms", "1 ms"], copy_out = "500 KB" }}
 }
 
 fn two_gpu_tasks(engine_locks: bool, tokens: u32) -> Workload {
+    two_tasks_using(
+        engine_locks,
+        tokens,
+        r#"copy_in = "4 MB", kernels = ["4 ms"], copy_out = "4 MB""#,
+    )
+}
+
+/// Two tasks of 10 us of CPU work every 100 ms, each with the GPU part
+/// `gpu` (the fields of its inline table), on one GPU under GPUSync.
+fn two_tasks_using(engine_locks: bool, tokens: u32, gpu: &str) -> Workload {
     wl(&format!(
         r#"{ONE_GPU}
 [policy]
@@ -90,7 +100,7 @@ name = "t"
 count = 2
 wcet = "10 us"
 period = "100 ms"
-gpu = {{ copy_in = "4 MB", kernels = ["4 ms"], copy_out = "4 MB" }}
+gpu = {{ {gpu} }}
 "#
     ))
 }
@@ -123,22 +133,7 @@ fn the_driver_runs_each_engine_in_submission_order() {
     let worst = |r: &SimResult| r.tasks.iter().map(|t| t.max_response).max().unwrap_or(0);
     assert_eq!(worst(&overlapped), 16_010_000);
     let two_kernels = |engine_locks: bool| {
-        let w = wl(&format!(
-            r#"{ONE_GPU}
-[policy]
-cpu_scheduler = "G-EDF"
-gpu_allocator = "gpusync"
-tokens_per_gpu = 2
-engine_locks = {engine_locks}
-
-[[task]]
-name = "t"
-count = 2
-wcet = "10 us"
-period = "100 ms"
-gpu = {{ kernels = ["2 ms", "2 ms"] }}
-"#
-        ));
+        let w = two_tasks_using(engine_locks, 2, r#"kernels = ["2 ms", "2 ms"]"#);
         let mut r: Vec<u64> = run(&w, 50_000_000)
             .tasks
             .iter()
