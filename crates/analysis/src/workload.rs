@@ -465,6 +465,51 @@ fn analyze_tasks(w: &Workload, extra: &Extra, owners: &[DlGpuOwner]) -> (Report,
             t.verdict = TaskVerdict::NotAnalysed;
         }
     }
+    // Fixed-priority interrupt threads are charged as klmirqd plus every
+    // bottom half for every task, which holds only while the threads run
+    // above every GPU-using task; a GPU-using task at or above them delays
+    // every GPU's bottom halves (a targeted search found a task at 3.8×
+    // its bound). Under EDF the threads run above every job.
+    if let rtgpu_model::InterruptHandling::FixedPriorityThreads { priority } = w.policy.interrupts {
+        let above: Vec<&str> = if edf_sched {
+            Vec::new()
+        } else {
+            tasks
+                .iter()
+                .zip(&w.tasks)
+                .filter(|(r, t)| {
+                    t.uses_gpu() && r.priority.is_some_and(|p| fifo_priority(p) >= priority)
+                })
+                .map(|(r, _)| r.name.as_str())
+                .collect()
+        };
+        if !above.is_empty() {
+            let why = format!(
+                "the interrupt threads' SCHED_FIFO priority {priority} is not above every \
+                 GPU-using task's ({} at or above it), so bottom halves wait for those tasks; \
+                 rtgpu has no bound for that (raise `interrupts.threads` above {})",
+                above.join(", "),
+                tasks
+                    .iter()
+                    .zip(&w.tasks)
+                    .filter(|(_, t)| t.uses_gpu())
+                    .filter_map(|(r, _)| r.priority.map(fifo_priority))
+                    .max()
+                    .unwrap_or(0)
+            );
+            for (r, t) in tasks.iter_mut().zip(&w.tasks) {
+                if !t.uses_gpu() || t.reservation {
+                    continue;
+                }
+                r.response_time = None;
+                r.verdict = TaskVerdict::MissesDeadline;
+                if let Some(g) = r.gpu.as_mut() {
+                    g.unbounded_because = Some(why.clone());
+                }
+            }
+            notes.push(why);
+        }
+    }
     let failing: Vec<&TaskReport> = tasks
         .iter()
         .filter(|t| {
