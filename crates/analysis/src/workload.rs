@@ -1133,11 +1133,12 @@ fn analyze_pfp(
 ///   named miss. In the density test each reservation and server holds a
 ///   core for its runtime plus the GPU top halves that may freeze it in
 ///   its window (seed 000 Eq. 11).
-///
-/// Seed 001 §III-D's second problem, the CBS wake-up rule postponing the
-/// deadline of a job woken by its GPU, does not arise: the model allows
-/// reservations on CPU-only tasks only, whose jobs never suspend (a thread
-/// woken for its next job starts a new server period anyway).
+/// - GPU-using reservations ([`GpuWakes`]): seed 001 §III-D's second
+///   problem, the CBS wake-up rule postponing the deadline of a job woken
+///   by its GPU, is charged through a short server period; each wake-up is
+///   also a dispatch that may preempt, counted in the other reservations'
+///   preemptions and charged to the fixed-priority tasks
+///   ([`GpuWakes::charged_servers`]).
 fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan) {
     let reserved: Vec<usize> = (0..w.tasks.len())
         .filter(|&i| w.tasks[i].reservation)
