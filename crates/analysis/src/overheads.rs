@@ -37,10 +37,12 @@
 //! The seed evaluates PREEMPT_RT-style threads at one fixed priority (§VI)
 //! but gives no accounting. [`InterruptMethod::FixedPriorityThreads`] is
 //! charged like klmirqd for the top half and thread scheduling (Eqs. 14-16)
-//! plus H_iΔbh for every task (Eq. 22's term), because a thread above a task
-//! may run any bottom half in its way. That is sound only when the thread's
-//! priority is above every GPU-using task's; below that, a GPU-using job's
-//! own bottom half can starve (seed 000 §VI, Table II column (a)).
+//! plus H_i(Δbh + 2(Δsch + Δcxs)) for every task (Eq. 22's term, and the
+//! thread's switch in and out), because a thread above a task may run any
+//! bottom half in its way. That is sound only when the thread's priority is
+//! above every GPU-using task's (the workload analysis refuses a bound
+//! otherwise); below that, a GPU-using job's own bottom half can starve
+//! (seed 000 §VI, Table II column (a)).
 //!
 //! # Effective utilization (§VII)
 //! [`effective_utilization`]: each GPU time unit counts as R CPU units.
@@ -209,7 +211,12 @@ pub fn inflate(
         }
         // Own derivation (module docs).
         InterruptMethod::FixedPriorityThreads => (
-            mul(h, o.th.saturating_add(o.krel).saturating_add(o.bh)),
+            mul(
+                h,
+                o.th.saturating_add(o.krel)
+                    .saturating_add(o.bh)
+                    .saturating_add(cs),
+            ),
             mul(eta, cs.saturating_add(o.ipi)),
         ),
     };

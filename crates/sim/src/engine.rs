@@ -1178,10 +1178,8 @@ impl Engine {
             let tid = self.dl[other].thread as usize;
             self.stop_running(c);
             self.dl_charge(other);
-            let o = self.s.overheads;
-            let th = &mut self.threads[tid];
-            th.remaining += o.sch + o.cxs;
-            th.state = TState::Ready;
+            // Nothing charged to it ([`Self::preempt`]).
+            self.threads[tid].state = TState::Ready;
         } else if self.cores[c].running.is_some() {
             self.preempt(c);
             domain_lost = true;
@@ -1309,11 +1307,15 @@ impl Engine {
         }
     }
 
+    /// The thread on core `c` goes back to its ready queue. It pays
+    /// nothing for it: seed 000 App. B charges a preemption's scheduling
+    /// decisions and context switches, the one to the preempting thread
+    /// and the one back when it stops, to the preempting side: a job's
+    /// 2(Δsch + Δcxs) (Eq. 6) and per resumption (Eq. 7), a deferred
+    /// bottom half's (Eq. 16, [`Self::raise_interrupt`]).
     fn preempt(&mut self, c: usize) {
         if let Some(tid) = self.stop_running(c) {
-            let o = self.s.overheads;
             let th = &mut self.threads[tid as usize];
-            th.remaining += o.sch + o.cxs;
             th.state = TState::Ready;
             let d = th.domain as usize;
             let key = queue::key(th.key, tid as u64);
@@ -2345,7 +2347,20 @@ impl Engine {
             {
                 None
             }
-            BottomHalf::Deferred { prio, .. } => Some((prio, plan.bottom_cost)),
+            // A bottom half in a thread of its own (klmirqd, fixed-priority
+            // threads) pays that thread's scheduling and switches in and
+            // out, 2(Δsch + Δcxs), where it runs: on the core whose thread
+            // it preempts (seed 000 Eq. 16 charges them to the owner's
+            // task; charged here, the time lands where it is spent).
+            BottomHalf::Deferred { prio, .. } => {
+                let switches = match self.handling {
+                    Handling::Klmirqd | Handling::FixedThreads { .. } => {
+                        2 * (self.s.overheads.sch + self.s.overheads.cxs)
+                    }
+                    _ => 0,
+                };
+                Some((prio, plan.bottom_cost + switches))
+            }
             BottomHalf::Server => Some((0, plan.bottom_cost)),
         };
         let item = IrqItem {

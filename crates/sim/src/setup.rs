@@ -409,8 +409,9 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
     if overheads != Overheads::zero() {
         notes.push(
             "overheads injected (seed 000 App. B): release, scheduling and context switches \
-             charged to jobs, preemptions to the preempted job, interrupt top halves \
-             non-preemptively on the GPU's interrupt core; timer ticks are not simulated"
+             charged to jobs and bottom-half threads (a preemption's to the preempting side), \
+             interrupt top halves non-preemptively on the GPU's interrupt core; timer ticks \
+             are not simulated"
                 .into(),
         );
     }

@@ -5,9 +5,12 @@
 //!
 //! The digests were written by the engine of commit 1b5e6ea, before the
 //! event-queue and scheduling speed-ups (its `engine.rs` put back for the
-//! run), and re-blessed once since for a change of behaviour: GPUSync's
-//! token queues no longer steal requests (as `rtgpu run`'s never did; the
-//! GPUSync examples' eight digests); `scripts/sim-compare.sh` checks the same for the CLI's outputs
+//! run), and re-blessed since for changes of behaviour: GPUSync's token
+//! queues no longer steal requests (as `rtgpu run`'s never did; the
+//! GPUSync examples' eight digests), then seed 000's switch accounting (a
+//! preempted thread pays no switch of its own, a bottom-half thread pays
+//! its own 2(Δsch + Δcxs); every example with overheads and
+//! preemptions); `scripts/sim-compare.sh` checks the same for the CLI's outputs
 //! (JSON, per-job CSV, traces) of every example between two builds. After
 //! an intended change of behaviour, rewrite them with
 //!
