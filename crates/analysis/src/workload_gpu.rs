@@ -294,6 +294,12 @@ pub fn analyze_gpus(
         }
         match w.policy.gpu_allocator {
             GpuAllocator::Static => {
+                // The k-th of the domain's GPU users outside any vGPU, in
+                // file order, gets its GPU k mod g, as in the simulator and
+                // `rtgpu run` (a targeted search found the analysis dealing
+                // them in its cluster-assignment order instead).
+                let mut others = others.clone();
+                others.sort_unstable();
                 let works: Vec<(usize, Time)> = others
                     .iter()
                     .map(|&i| {
@@ -575,6 +581,31 @@ fn vgpu_bounds(
         r.copy_time = ci + co;
         r.kernel_time = k;
         r.vgpu_share = Some(reservation.share());
+        // A GPU's vGPU scheduler runs the policy of its first vGPU (as the
+        // simulator and `rtgpu run` do). Only BAND enforces the budgets
+        // (seed 001: BAND is fixed priority *with* resource reservation);
+        // FIFO and fixed priority keep no vGPU from taking the GPU, so the
+        // periodic-resource bound does not apply (a targeted search found
+        // a member starved to 9x its bound).
+        let policy = w
+            .vgpus
+            .iter()
+            .find(|x| x.gpu == vg.gpu)
+            .map_or(vg.policy, |x| x.policy);
+        if policy != rtgpu_model::VgpuPolicy::Band {
+            r.unbounded_because = Some(format!(
+                "the vGPU scheduler of {} is {}, which does not enforce the vGPUs' budgets \
+                 (BAND, fixed priority with resource reservation, does: seed 001); rtgpu has no bound for its members",
+                w.platform.gpus.get(vg.gpu).map_or("?", |g| g.name.as_str()),
+                if policy == rtgpu_model::VgpuPolicy::Fifo {
+                    "FIFO"
+                } else {
+                    "fixed priority"
+                }
+            ));
+            out[i] = Some(r);
+            continue;
+        }
         r.vgpu_response = b.gpu_response;
         r.token_blocking = b.wait;
         if b.wait.is_none() {

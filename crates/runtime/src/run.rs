@@ -441,6 +441,43 @@ pub fn run(
         ));
     }
 
+    // Each task's cluster: its own, or that of its first core; a
+    // GPU-using reservation (on every CPU) uses the GPUs of the first
+    // cluster that has any (the analysis' and the simulator's rule).
+    let cluster_of = |task: &rtgpu_model::Task, pt: &rtgpu_analysis::workload::PlanTask| {
+        let cluster = match (pt.reservation, task.uses_gpu()) {
+            (Some(_), true) => workload.platform.first_gpu_cluster(),
+            _ => task.cluster,
+        };
+        cluster.or_else(|| {
+            let core = pt.cores.first().copied()?;
+            workload
+                .platform
+                .clusters
+                .iter()
+                .position(|c| (c.first_core..c.first_core + c.cores).contains(&core))
+        })
+    };
+    let clusters_of: Vec<Option<usize>> = workload
+        .tasks
+        .iter()
+        .zip(&plan.tasks)
+        .map(|(t, pt)| cluster_of(t, pt))
+        .collect();
+    // Static assignment: the k-th GPU-using task of a cluster outside any
+    // vGPU, in file order, gets the cluster's GPU k mod g (the analysis'
+    // and the simulator's rule).
+    let static_slot = |index: usize| {
+        (0..index)
+            .filter(|&j| {
+                clusters_of[j] == clusters_of[index]
+                    && workload.tasks[j]
+                        .gpu
+                        .as_ref()
+                        .is_some_and(|g| g.vgpu.is_none())
+            })
+            .count()
+    };
     let specs: Vec<TaskSpec> = workload
         .tasks
         .iter()
@@ -501,22 +538,7 @@ pub fn run(
                 _ if pt.reservation.is_some() => 99,
                 _ => pt.sched_fifo_priority.unwrap_or(1),
             };
-            // The task's cluster: its own, or that of its first core; a
-            // GPU-using reservation (on every CPU) uses the GPUs of the
-            // first cluster that has any (the analysis' and the
-            // simulator's rule).
-            let cluster = match (pt.reservation, task.uses_gpu()) {
-                (Some(_), true) => workload.platform.first_gpu_cluster(),
-                _ => task.cluster,
-            };
-            let cluster = cluster.or_else(|| {
-                let core = pt.cores.first().copied()?;
-                workload
-                    .platform
-                    .clusters
-                    .iter()
-                    .position(|c| (c.first_core..c.first_core + c.cores).contains(&core))
-            });
+            let cluster = clusters_of[index];
             let gpu =
                 match (&task.gpu, &backend, cluster) {
                     (Some(part), Some(b), Some(ci)) => match clusters.get(ci).cloned().flatten() {
@@ -557,7 +579,7 @@ pub fn run(
                                         bw.host_to_device,
                                         bw.device_to_host,
                                     ),
-                                    static_gpu: index % n,
+                                    static_gpu: static_slot(index) % n,
                                     vgpu,
                                 },
                             ))
