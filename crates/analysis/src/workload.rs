@@ -1010,12 +1010,24 @@ fn analyze_pfp(
         );
     }
     let any_bound = w.tasks.iter().any(|t| t.cluster.is_some());
-    let whole_platform = !any_bound || w.platform.clusters.len() == 1;
+    // GPU-using tasks use the GPUs of the cluster their first core is in
+    // (the simulator and `rtgpu run`), and the GPU analysis puts each task
+    // in the cluster `assign_clusters` gives it: so with GPU-using tasks
+    // every cluster is partitioned on its own cores, as with bound tasks
+    // (a partition over the whole platform could place a task on another
+    // cluster's cores than its GPU domain's; found in the ninth session).
+    let any_gpu_user = w.tasks.iter().any(|t| t.uses_gpu());
+    let whole_platform = (!any_bound && !any_gpu_user) || w.platform.clusters.len() == 1;
     if !whole_platform {
         notes.push(
-            "tasks are bound to clusters: each cluster is partitioned on its own cores; \
-             unbound tasks were spread over clusters by spare capacity"
-                .into(),
+            if any_bound {
+                "tasks are bound to clusters: each cluster is partitioned on its own cores; \
+                 unbound tasks were spread over clusters by spare capacity"
+            } else {
+                "GPU-using tasks use their cluster's GPUs: each cluster is partitioned on its \
+                 own cores, the tasks spread over clusters by spare capacity"
+            }
+            .into(),
         );
     }
     // Interrupts may land on any core a partitioned task can be placed on:

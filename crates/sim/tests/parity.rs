@@ -190,3 +190,60 @@ fn a_split_gpu_task_takes_the_bounds_of_its_cores() {
         }
     }
 }
+
+/// Under P-FP with several clusters and no task bound to one, a GPU-using
+/// task must be placed on the cores of the cluster whose GPUs the analysis
+/// gives it: the simulator and `rtgpu run` use the GPUs of its first core's
+/// cluster. A partition over the whole platform once put all three tasks
+/// below on cluster c0's first core while the analysis had `b` alone on
+/// c1's GPU (in the simulator `b` then waited on c0's GPU, uncharged).
+#[test]
+fn a_gpu_task_is_placed_in_its_gpu_domain() {
+    let w = wl(r#"
+[[platform.cluster]]
+name = "c0"
+cores = 2
+gpus = ["g0"]
+[[platform.cluster]]
+name = "c1"
+cores = 2
+gpus = ["g1"]
+[[platform.gpu]]
+name = "g0"
+[[platform.gpu]]
+name = "g1"
+[overheads]
+base = "zero"
+[policy]
+cpu_scheduler = "P-FP"
+partitioning = "first-fit"
+gpu_allocator = "static"
+tokens_per_gpu = 1
+[[task]]
+name = "a"
+wcet = "1 ms"
+period = "10 ms"
+gpu = { kernels = ["1 ms"] }
+[[task]]
+name = "b"
+wcet = "1 ms"
+period = "10 ms"
+gpu = { kernels = ["1 ms"] }
+[[task]]
+name = "c"
+wcet = "1 ms"
+period = "10 ms"
+gpu = { kernels = ["1 ms"] }
+"#);
+    let (report, _) = analyze(&w);
+    for t in &report.tasks {
+        let gpu = &t.gpu.as_ref().expect("GPU part").allocator;
+        let core = *t.cores.first().expect("placed");
+        let cluster = if core < 2 { "g0" } else { "g1" };
+        assert!(
+            gpu.contains(cluster),
+            "{}: on core {core} but {gpu}",
+            t.name
+        );
+    }
+}
