@@ -9,6 +9,29 @@ fn wl(text: &str) -> Workload {
     parse_workload(text, "parity.toml").unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Simulates `w` under `cfg` and checks every task the analysis bounded
+/// (`report`) against its bound; returns how many were bounded.
+fn within_bounds(
+    w: &Workload,
+    report: &rtgpu_analysis::workload::Report,
+    cfg: &SimConfig,
+) -> usize {
+    let sim = simulate(w, cfg).unwrap_or_else(|e| panic!("{e}"));
+    let mut bounded = 0;
+    for t in &sim.tasks {
+        let r = report
+            .tasks
+            .iter()
+            .find(|r| r.name == t.name)
+            .expect("task");
+        if let Some(b) = r.response_time {
+            assert!(t.max_response <= b, "{}: {} > {b}", t.name, t.max_response);
+            bounded += 1;
+        }
+    }
+    bounded
+}
+
 /// Static assignment deals a cluster's GPUs to its GPU users in file order
 /// (the k-th gets GPU k mod g). The analysis used to deal them in its
 /// cluster-assignment order (by decreasing utilization for tasks without a
@@ -57,29 +80,16 @@ gpu = { kernels = ["600 us"], interrupts = 1 }
     assert_eq!(on("c"), "static on gpu0 (FIFO)");
     assert_eq!(on("a"), "static on gpu1 (FIFO)");
     assert_eq!(on("b"), "static on gpu0 (FIFO)");
-    let sim = simulate(
+    let bounded = within_bounds(
         &w,
+        &report,
         &SimConfig {
             duration: 100_000_000,
             drain: true,
             ..SimConfig::default()
         },
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    for t in &sim.tasks {
-        let bound = report
-            .tasks
-            .iter()
-            .find(|r| r.name == t.name)
-            .and_then(|r| r.response_time)
-            .expect("bounded");
-        assert!(
-            t.max_response <= bound,
-            "{}: {} > {bound}",
-            t.name,
-            t.max_response
-        );
-    }
+    );
+    assert_eq!(bounded, 3, "every task bounded and within its bound");
 }
 
 /// A GPU's vGPU scheduler under FIFO or fixed priority does not enforce
@@ -169,26 +179,16 @@ fn a_split_gpu_task_takes_the_bounds_of_its_cores() {
         .notes
         .iter()
         .any(|n| n.contains("outside seed 003's model")));
-    let sim = simulate(
+    within_bounds(
         &w,
+        &report,
         &SimConfig {
             duration: 200_000_000,
             seed: 4_537_592,
             drain: true,
             ..SimConfig::default()
         },
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    for t in &sim.tasks {
-        let r = report
-            .tasks
-            .iter()
-            .find(|r| r.name == t.name)
-            .expect("task");
-        if let Some(b) = r.response_time {
-            assert!(t.max_response <= b, "{}: {} > {b}", t.name, t.max_response);
-        }
-    }
+    );
 }
 
 /// Under P-FP with several clusters and no task bound to one, a GPU-using
