@@ -51,6 +51,20 @@ pub struct RunConfig {
     pub klmirqd: KlmirqdMode,
 }
 
+impl RunConfig {
+    /// `duration` of releases, SCHED_FIFO where permitted when `realtime`,
+    /// the platform's emulated GPU and klmirqd's dependent mode (what a
+    /// test or a caller without a GPU wants).
+    pub fn new(duration: Nanos, realtime: bool) -> RunConfig {
+        RunConfig {
+            duration,
+            realtime,
+            backend: None,
+            klmirqd: KlmirqdMode::Dependent,
+        }
+    }
+}
+
 /// The mode of klmirqd's completion threads in `rtgpu run` (seed 000 §III).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum KlmirqdMode {
@@ -1168,18 +1182,7 @@ mod tests {
         );
         let (report, mut plan) = rtgpu_analysis::workload::analyze(&w);
         plan.tasks.clear();
-        let err = run(
-            &w,
-            &report,
-            &plan,
-            &RunConfig {
-                duration: 10_000_000,
-                realtime: false,
-                backend: None,
-                klmirqd: KlmirqdMode::Dependent,
-            },
-        )
-        .unwrap_err();
+        let err = run(&w, &report, &plan, &RunConfig::new(10_000_000, false)).unwrap_err();
         assert!(
             err.to_string().contains("the analysis made no plan"),
             "{err}"
@@ -1193,18 +1196,7 @@ mod tests {
              [[task]]\nname = \"a\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\n",
         );
         let (report, plan) = rtgpu_analysis::workload::analyze(&w);
-        let out = run(
-            &w,
-            &report,
-            &plan,
-            &RunConfig {
-                duration: 100_000_000,
-                realtime: false,
-                backend: None,
-                klmirqd: KlmirqdMode::Dependent,
-            },
-        )
-        .expect("runs");
+        let out = run(&w, &report, &plan, &RunConfig::new(100_000_000, false)).expect("runs");
         // Releases at 0, 10, ..., 90 ms.
         assert_eq!(out.jobs.len(), 10);
         for (k, j) in out.jobs.iter().enumerate() {

@@ -35,18 +35,7 @@ period = "7.5 ms"
 fn misses(scheduler: &str) -> usize {
     let w = workload(scheduler);
     let (report, plan) = rtgpu_analysis::workload::analyze(&w);
-    let out = run(
-        &w,
-        &report,
-        &plan,
-        &RunConfig {
-            duration: 600_000_000,
-            realtime: true,
-            backend: None,
-            klmirqd: rtgpu_runtime::run::KlmirqdMode::Dependent,
-        },
-    )
-    .expect("runs");
+    let out = run(&w, &report, &plan, &RunConfig::new(600_000_000, true)).expect("runs");
     out.tasks.iter().map(|t| t.deadline_misses).sum()
 }
 
@@ -101,18 +90,8 @@ period = "5 ms"
 "#;
     let w = rtgpu_model::parse_workload(text, "edf-gpu.toml").expect("valid");
     let (report, plan) = rtgpu_analysis::workload::analyze(&w);
-    let out = run(
-        &w,
-        &report,
-        &plan,
-        &RunConfig {
-            duration: 400_000_000,
-            realtime: true,
-            backend: None,
-            klmirqd: rtgpu_runtime::run::KlmirqdMode::Dependent,
-        },
-    )
-    .expect("EDF with GPU tasks runs");
+    let out = run(&w, &report, &plan, &RunConfig::new(400_000_000, true))
+        .expect("EDF with GPU tasks runs");
     assert_eq!(out.jobs.len(), 2 * 20 + 80);
     let gpu_jobs = out.jobs.iter().filter(|j| j.gpu.is_some()).count();
     assert_eq!(gpu_jobs, 2 * 20, "every vision job ran its GPU section");

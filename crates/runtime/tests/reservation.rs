@@ -4,7 +4,7 @@
 //! where it does not; the fixed-priority task beside it keeps SCHED_FIFO.
 
 use rtgpu_runtime::os;
-use rtgpu_runtime::run::{run, KlmirqdMode, RunConfig};
+use rtgpu_runtime::run::{run, RunConfig};
 
 const WORKLOAD: &str = r#"
 [platform]
@@ -30,18 +30,7 @@ fn a_reservation_runs_under_sched_deadline_where_permitted() {
     let w = rtgpu_model::parse_workload(WORKLOAD, "reservation.toml").expect("valid");
     let (report, plan) = rtgpu_analysis::workload::analyze(&w);
     let r = plan.tasks[0].reservation.expect("planned as a reservation");
-    let out = run(
-        &w,
-        &report,
-        &plan,
-        &RunConfig {
-            duration: 200_000_000,
-            realtime: true,
-            backend: None,
-            klmirqd: KlmirqdMode::Dependent,
-        },
-    )
-    .expect("runs");
+    let out = run(&w, &report, &plan, &RunConfig::new(200_000_000, true)).expect("runs");
     let ctl = &out.tasks[0];
     assert_eq!(ctl.jobs, 20, "{:?}", out.warnings);
     let policy = ctl.ran_under.as_deref().expect("policy read back");
@@ -91,18 +80,7 @@ fn a_reservation_runs_under_sched_deadline_where_permitted() {
 fn without_realtime_a_reservation_says_it_runs_at_sched_other() {
     let w = rtgpu_model::parse_workload(WORKLOAD, "reservation.toml").expect("valid");
     let (report, plan) = rtgpu_analysis::workload::analyze(&w);
-    let out = run(
-        &w,
-        &report,
-        &plan,
-        &RunConfig {
-            duration: 50_000_000,
-            realtime: false,
-            backend: None,
-            klmirqd: KlmirqdMode::Dependent,
-        },
-    )
-    .expect("runs");
+    let out = run(&w, &report, &plan, &RunConfig::new(50_000_000, false)).expect("runs");
     assert!(
         out.tasks[0]
             .ran_under
@@ -159,18 +137,7 @@ gpu = { kernels = ["3 ms"] }
     );
     let r = plan.tasks[0].reservation.expect("planned as a reservation");
     assert_eq!(r.deadline, r.period, "an implicit-deadline server");
-    let out = run(
-        &w,
-        &report,
-        &plan,
-        &RunConfig {
-            duration: 200_000_000,
-            realtime: true,
-            backend: None,
-            klmirqd: KlmirqdMode::Dependent,
-        },
-    )
-    .expect("runs");
+    let out = run(&w, &report, &plan, &RunConfig::new(200_000_000, true)).expect("runs");
     let (track, detect) = (&out.tasks[0], &out.tasks[1]);
     assert_eq!((track.jobs, detect.jobs), (10, 5), "{:?}", out.warnings);
     let policy = track.ran_under.as_deref().expect("policy read back");

@@ -45,18 +45,7 @@ fn a_split_task_changes_cores_between_its_pieces() {
     let a = &plan.tasks[0];
     assert_eq!(a.pieces.len(), 2, "{a:?}");
     assert_ne!(a.pieces[0].core, a.pieces[1].core);
-    let out = run(
-        &w,
-        &report,
-        &plan,
-        &RunConfig {
-            duration: 200_000_000,
-            realtime: true,
-            backend: None,
-            klmirqd: rtgpu_runtime::run::KlmirqdMode::Dependent,
-        },
-    )
-    .expect("runs");
+    let out = run(&w, &report, &plan, &RunConfig::new(200_000_000, true)).expect("runs");
     let jobs: Vec<_> = out.jobs.iter().filter(|j| j.task == 0).collect();
     assert_eq!(jobs.len(), 10);
     for j in &jobs {
