@@ -280,6 +280,14 @@ impl Replay {
     }
 }
 
+/// The response time of task `task`'s first job (records kept).
+fn first_response(sim: &SimResult, task: u32) -> Option<Time> {
+    sim.records
+        .iter()
+        .find(|j| j.task == task && j.job == 0)
+        .and_then(|j| j.response)
+}
+
 fn reservation_of(w: &Workload, extra: &Extra, task: usize) -> Reservation {
     let (_, plan) = analyze_with(w, extra);
     plan.tasks[task]
@@ -541,12 +549,7 @@ fn the_wake_up_rule_at_a_completion_delays_a_gpu_using_reservation() {
         },
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let response = |task: u32| {
-        sim.records
-            .iter()
-            .find(|j| j.task == task && j.job == 0)
-            .and_then(|j| j.response)
-    };
+    let response = |task: u32| first_response(&sim, task);
     assert_eq!(response(1), Some(pre + c_ctl));
     assert_eq!(response(0), Some(pre + c_ctl + post));
     let without = t1 + post;
@@ -603,12 +606,7 @@ fn the_wake_up_rule_inside_the_gpu_section_delays_the_next_operation() {
         },
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let response = |task: u32| {
-        sim.records
-            .iter()
-            .find(|j| j.task == task && j.job == 0)
-            .and_then(|j| j.response)
-    };
+    let response = |task: u32| first_response(&sim, task);
     let ctl_done = pre + c_ctl + 4_000 + top;
     assert_eq!(response(1), Some(ctl_done));
     // track, replayed: its first half, the resume woken at t1 but run
@@ -625,7 +623,7 @@ fn the_wake_up_rule_inside_the_gpu_section_delays_the_next_operation() {
     let with = track(true, ctl_done);
     assert_eq!(response(0), Some(with), "server {r:?}");
     // Without the rule: at once at t1 (its kept deadline is ctl's
-    // earlier), ctl done 24 us + a preemption's 2 us later.
+    // earlier), ctl done 24 us later.
     let without = track(false, t1);
     assert!(with > without, "{with} > {without}");
 }
