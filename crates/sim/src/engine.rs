@@ -755,8 +755,11 @@ impl Engine {
         self.events.push(t, encode(ev), slot);
     }
 
-    fn overheads_on(&self) -> bool {
-        self.s.overheads != rtgpu_model::Overheads::zero()
+    /// One scheduling decision and context switch each way, 2(Δsch +
+    /// Δcxs) (seed 000 Eq. 6): what a thread pays per dispatch that
+    /// preempts and switches back (0 without overheads).
+    fn switch_pair(&self) -> Time {
+        2 * (self.s.overheads.sch + self.s.overheads.cxs)
     }
 
     pub fn run(mut self) -> SimResult {
@@ -877,7 +880,7 @@ impl Engine {
             work = self.rng.range(lo.max(1).min(t.wcet), t.wcet);
         }
         let o = self.s.overheads;
-        let charge = o.rel + o.ipi + 2 * (o.sch + o.cxs);
+        let charge = o.rel + o.ipi + self.switch_pair();
         let uses_gpu = t.gpu.is_some();
         let first_piece_budget = t.pieces[0].budget;
         let key0 = t.pieces[0].key;
@@ -1483,6 +1486,10 @@ impl Engine {
     fn on_token(&mut self, i: u32, g: usize, token: Option<usize>) {
         let iu = i as usize;
         self.end_block(iu);
+        // Without engine locks a token is the whole GPU (one lock over its
+        // engines), unless several holders share it: then the driver
+        // arbitrates each engine ([`Self::driven`]).
+        let driver = self.driven(i);
         let now = self.now;
         let s = &self.s;
         let Some(gt) = s.tasks[iu].gpu.as_ref() else {
@@ -1535,10 +1542,6 @@ impl Engine {
                 (one(0), 0)
             }
         };
-        // Without engine locks a token is the whole GPU (one lock over its
-        // engines), unless several holders share it: then the driver
-        // arbitrates each engine.
-        let driver = !self.driver_busy.is_empty() && !engine_locks;
         if !engine_locks && !driver {
             j.ops.push(Op {
                 kind: OpKind::GpuLock,
@@ -2354,9 +2357,7 @@ impl Engine {
             // task; charged here, the time lands where it is spent).
             BottomHalf::Deferred { prio, .. } => {
                 let switches = match self.handling {
-                    Handling::Klmirqd | Handling::FixedThreads { .. } => {
-                        2 * (self.s.overheads.sch + self.s.overheads.cxs)
-                    }
+                    Handling::Klmirqd | Handling::FixedThreads { .. } => self.switch_pair(),
                     _ => 0,
                 };
                 Some((prio, plan.bottom_cost + switches))
@@ -2596,12 +2597,7 @@ impl Engine {
         // It slept since its last segment ([`Self::dl_ready`] applies the
         // wake-up rule to an idle thread that stopped before now).
         self.threads[iu].state = TState::Idle;
-        let o = self.s.overheads;
-        let mut cost = if self.overheads_on() {
-            2 * (o.sch + o.cxs)
-        } else {
-            0
-        };
+        let mut cost = self.switch_pair();
         if matches!(self.handling, Handling::Klmirqd | Handling::Pai) {
             cost += interrupt::plan(self.handling, &self.costs, 0).bottom_cost;
         }
@@ -2803,15 +2799,13 @@ impl Engine {
         // Back to the CPU: the second half of C, plus the context switches
         // of each resumption (seed 000 Eq. 7; a SCHED_DEADLINE owner paid
         // them at each completion, `dl_owner_wake`).
-        let o = self.s.overheads;
-        let on = self.overheads_on() && self.threads[iu].domain != DL;
+        let resume = if self.threads[iu].domain == DL {
+            0
+        } else {
+            self.jobs[iu].interrupts as Time * self.switch_pair()
+        };
         let j = &mut self.jobs[iu];
         j.phase = Phase::Post;
-        let resume = if on {
-            j.interrupts as Time * 2 * (o.sch + o.cxs)
-        } else {
-            0
-        };
         self.threads[iu].remaining = j.post_work + resume;
         if self.threads[iu].remaining == 0 {
             self.complete_job(i);
