@@ -587,11 +587,7 @@ fn vgpu_bounds(
         // FIFO and fixed priority keep no vGPU from taking the GPU, so the
         // periodic-resource bound does not apply (a targeted search found
         // a member starved to 9x its bound).
-        let policy = w
-            .vgpus
-            .iter()
-            .find(|x| x.gpu == vg.gpu)
-            .map_or(vg.policy, |x| x.policy);
+        let policy = w.vgpu_policy(vg.gpu).unwrap_or(vg.policy);
         if policy != rtgpu_model::VgpuPolicy::Band {
             r.unbounded_because = Some(format!(
                 "the vGPU scheduler of {} is {}, which does not enforce the vGPUs' budgets \

@@ -32,6 +32,15 @@ pub struct Workload {
     pub tasks: Vec<Task>,
 }
 
+impl Workload {
+    /// The policy of GPU `gpu`'s vGPU scheduler: that of its first vGPU in
+    /// file order (the analysis, the simulator and `rtgpu run` alike);
+    /// `None` for a GPU without vGPUs.
+    pub fn vgpu_policy(&self, gpu: usize) -> Option<VgpuPolicy> {
+        self.vgpus.iter().find(|v| v.gpu == gpu).map(|v| v.policy)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Platform {
     /// Clusters / NUMA nodes; at least one. Core ids are global and dense:

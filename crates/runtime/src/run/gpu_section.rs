@@ -128,12 +128,14 @@ pub fn cluster_arbiters(
                 .gpus
                 .iter()
                 .map(|&g| {
-                    let mine: Vec<&rtgpu_model::Vgpu> =
-                        w.vgpus.iter().filter(|v| v.gpu == g).collect();
-                    let first = mine.first()?;
-                    let budgets: Vec<(Nanos, Nanos)> =
-                        mine.iter().map(|v| v.budget_and_period()).collect();
-                    Some(Arc::new(VgpuGate::new(first.policy, &budgets)))
+                    let policy = w.vgpu_policy(g)?;
+                    let budgets: Vec<(Nanos, Nanos)> = w
+                        .vgpus
+                        .iter()
+                        .filter(|v| v.gpu == g)
+                        .map(|v| v.budget_and_period())
+                        .collect();
+                    Some(Arc::new(VgpuGate::new(policy, &budgets)))
                 })
                 .collect();
             Some(ClusterGpus {
