@@ -5,8 +5,11 @@
 //! faster than the reservation's server period. The analysis once counted
 //! only one preemption per period of another deadline thread, and charged
 //! fixed-priority tasks the server's runtime alone; a targeted search
-//! found both victims past their bounds. These are its two reproducers,
-//! each a workload whose victim's bound the simulator must not exceed.
+//! found both victims past their bounds, while the simulator still charged
+//! a preempted thread a switch of its own. These are its two reproducers,
+//! each a workload whose victim's bound the simulator must not exceed
+//! (since the simulator follows seed 000's switch accounting they pass
+//! with room; they stay as checks that every claimed bound holds).
 
 use rtgpu_analysis::workload::analyze;
 use rtgpu_model::{parse_workload, Workload};
@@ -85,20 +88,32 @@ fn bound_and_worst(w: &Workload, releases: Releases, seeds: u64) -> (Option<u64>
 
 #[test]
 fn a_reservation_preempted_at_every_wake_up_keeps_its_bound() {
-    // Found: bound 1 ms, observed 5.055 ms (`--sporadic 5 --seed 2`); now
-    // no bound is claimed (its runtime cannot cover the preemptions).
-    let w = workload(true, "8 us", "7 us");
-    let (bound, worst) = bound_and_worst(
-        &w,
-        Releases::Sporadic {
-            max_extra_ppm: 50_000,
-        },
-        4,
-    );
-    eprintln!("reservation k: bound {bound:?}, worst {worst}");
-    if let Some(b) = bound {
-        assert!(worst <= b, "k: {worst} ns > bound {b} ns");
+    // Found: bound 1 ms, observed 5.055 ms (`--sporadic 5 --seed 2`) at
+    // 8 + 7 us of switches. Since the simulator follows seed 000's switch
+    // accounting (a preempted thread pays none) that case no longer
+    // overruns, and the analysis, which still counts every wake-up as a
+    // preemption, claims no bound there; at Table III's 630 + 360 ns it
+    // claims one, which must hold.
+    let mut bounded = 0;
+    for (sch, cxs) in [("8 us", "7 us"), ("630 ns", "360 ns")] {
+        let w = workload(true, sch, cxs);
+        let (bound, worst) = bound_and_worst(
+            &w,
+            Releases::Sporadic {
+                max_extra_ppm: 50_000,
+            },
+            4,
+        );
+        eprintln!("reservation k at {sch} + {cxs}: bound {bound:?}, worst {worst}");
+        if let Some(b) = bound {
+            assert!(worst <= b, "k: {worst} ns > bound {b} ns");
+            bounded += 1;
+        }
     }
+    assert!(
+        bounded > 0,
+        "no case with a bound: the check would be vacuous"
+    );
 }
 
 #[test]
