@@ -68,6 +68,7 @@ fn arbiter_config(gpus: usize, rho: usize) -> ArbiterConfig {
             tokens_per_gpu: rho,
             rule: QueueRule::ShortestQueue,
             stealing: true,
+            queue_cap: usize::MAX,
         },
         distance: Vec::new(),
         engine_locks: true,

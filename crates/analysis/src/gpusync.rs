@@ -169,6 +169,33 @@ pub fn token_blocking(cfg: &GpuSyncConfig, tht_max: Time) -> Time {
     sat(f as u128 * tht_max as u128)
 }
 
+/// Theorem 2 for allocators without the R²DGLP's priority donation, as
+/// `rtgpu simulate` and `rtgpu run` implement it: `users` GPU-using tasks
+/// share the k = ρg tokens. Without donation nothing keeps more than m
+/// requests from being queued at once (seed 004 §4.2 inherits that limit
+/// from the R²DGLP), so Theorem 2 alone does not hold: three jobs on one
+/// CPU that each run briefly and then request the one token queue up
+/// behind each other, and the third waits two hold times against
+/// Theorem 2's one (`crates/sim/tests/gpu_soundness.rs`). A task has at
+/// most one request queued (its jobs run in order), so a new request finds
+/// at most `users − 1` others in the FIFO queues, and no request joins a
+/// queue ahead of it. It joins either the queue with the fewest requests
+/// (shortest-queue rule, or the earliest-completion rule with every queue
+/// full), which holds at most ⌊(users − 1)/k⌋, or, under the
+/// earliest-completion rule, a queue holding fewer than ⌈m/k⌉
+/// (`rtgpu_policy::token::r2dglp_queue_cap`), at most 2⌈m/k⌉ − 1 in
+/// Theorem 2's terms. Each request ahead holds its token at most THT_max:
+/// max(2⌈m/k⌉ − 1, ⌊(users − 1)/k⌋)·THT_max, Theorem 2 whenever
+/// users ≤ m (then ⌊(users − 1)/k⌋ ≤ ⌈m/k⌉ − 1).
+pub fn token_blocking_without_donation(cfg: &GpuSyncConfig, users: u32, tht_max: Time) -> Time {
+    let k = cfg.rho as u64 * cfg.gpus as u64;
+    if k == 0 {
+        return Time::MAX;
+    }
+    let crowd = sat((users.saturating_sub(1) as u64 / k) as u128 * tht_max as u128);
+    token_blocking(cfg, tht_max).max(crowd)
+}
+
 /// Per-task GPUSync bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct GpuSyncBlocking {
@@ -297,6 +324,13 @@ mod tests {
         assert_eq!(token_blocking(&c, 53_200_000), 53_200_000);
         // m = 12, g = 2, ρ = 2: ⌈12/4⌉ = 3 → factor 5.
         assert_eq!(token_blocking_factor(&cfg(12, 2, 2, CopyLocking::Dgl)), 5);
+        // Without donation: Theorem 2 until the users outnumber the CPUs.
+        let single = cfg(1, 1, 1, CopyLocking::SystemMemory);
+        assert_eq!(token_blocking_without_donation(&single, 1, 10), 10);
+        assert_eq!(token_blocking_without_donation(&single, 3, 10), 20);
+        let wide = cfg(12, 2, 2, CopyLocking::Dgl);
+        assert_eq!(token_blocking_without_donation(&wide, 12, 10), 50);
+        assert_eq!(token_blocking_without_donation(&wide, 30, 10), 70);
         let all = total_blocking(&c, &[r], &mx);
         assert_eq!(all[0].total, 53_200_000 + 32_800_000);
         // With e_i = 1 Lemma 5 is the seed's formula exactly.

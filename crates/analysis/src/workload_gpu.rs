@@ -28,7 +28,10 @@
 //!   all of it may). Peer copies use N^C_dgl or N^C_nest per the policy;
 //!   when no task can migrate (one GPU in the domain, or no state) a job
 //!   uses one copy engine at a time (N^C_sys). b_i = token blocking
-//!   (Theorem 2); the job's GPU time is W_i + engine blocking (Theorem 1).
+//!   (Theorem 2, or more with more GPU users than CPUs: our allocators do
+//!   without the R²DGLP's priority donation,
+//!   [`gpusync::token_blocking_without_donation`]); the job's GPU time is
+//!   W_i + engine blocking (Theorem 1).
 //!   Without engine locks and ρ > 1 the closed-source driver arbitrates the
 //!   engines: there is no bound and the task is reported unbounded.
 //! - **vGPU** members (seed 001, our derivation in [`crate::vgpu`]): b_i =
@@ -453,7 +456,8 @@ fn gpusync_bounds(
         })
         .max()
         .unwrap_or(0);
-    let tb = gpusync::token_blocking(&cfg, tht_max);
+    let users = reqs.len() as u32;
+    let tb = gpusync::token_blocking_without_donation(&cfg, users, tht_max);
     for b in &mut blocks {
         b.token_blocking = b.token_blocking.max(tb);
         b.total = b.token_blocking.saturating_add(b.engine_blocking);

@@ -72,6 +72,7 @@ fn c_processes_share_gpus_through_the_daemon() {
             tokens_per_gpu: 1,
             rule: QueueRule::EarliestCompletion,
             stealing: false,
+            queue_cap: usize::MAX,
         },
         distance: Vec::new(),
         engine_locks: true,

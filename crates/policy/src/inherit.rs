@@ -84,6 +84,7 @@ mod tests {
                 tokens_per_gpu: 2,
                 rule,
                 stealing: true,
+                queue_cap: usize::MAX,
             },
             Vec::new(),
             CostPredictor::default(),

@@ -47,6 +47,21 @@ pub struct Config {
     pub rule: QueueRule,
     /// R3 request stealing when a token's queue is empty.
     pub stealing: bool,
+    /// [`QueueRule::EarliestCompletion`]: a request joins only a queue that
+    /// holds fewer requests than this (holder included), the R²DGLP's
+    /// bound on its FIFO queues ([`r2dglp_queue_cap`]); when no queue has
+    /// room, the one with the fewest requests. `usize::MAX`: no cap.
+    pub queue_cap: usize,
+}
+
+/// ⌈m/k⌉: the length of the R²DGLP's FIFO token queues with m CPUs and k
+/// tokens (seed 004 §4.2 builds on the R²DGLP, whose blocking bound,
+/// Theorem 2's (2⌈m/k⌉ − 1)·THT, needs no queue longer). GPUSync's
+/// earliest-completion choice may pick a queue with more requests than
+/// the shortest (Fig. 3), but only one under this length, or its requests
+/// could wait behind any number of others.
+pub fn r2dglp_queue_cap(cpus: usize, tokens: usize) -> usize {
+    cpus.div_ceil(tokens.max(1)).max(1)
 }
 
 /// A request for a GPU token.
@@ -102,6 +117,13 @@ struct Queue {
     gpu: usize,
     holder: Option<Entry>,
     waiting: VecDeque<Entry>,
+}
+
+impl Queue {
+    /// Requests in the queue, its holder included.
+    fn len(&self) -> usize {
+        self.holder.is_some() as usize + self.waiting.len()
+    }
 }
 
 /// The token allocator (one per cluster / NUMA node, seed 004 §4.2).
@@ -182,7 +204,7 @@ impl TokenAllocator {
     /// Estimated time until queue `q` drains (holder's remaining cost plus
     /// every waiting request's cost), in the rule's unit.
     fn wait(&self, q: &Queue, now: Time) -> Time {
-        let count = q.holder.is_some() as u64 + q.waiting.len() as u64;
+        let count = q.len() as u64;
         match self.cfg.rule {
             QueueRule::Static | QueueRule::ShortestQueue => count,
             QueueRule::LOblivious { max_hold } => max_hold.saturating_mul(count),
@@ -217,10 +239,18 @@ impl TokenAllocator {
     /// decided once instead of per queue (GPUSync's allocator asks on every
     /// GPU section).
     fn choose_earliest(&self, r: &Request, now: Time) -> usize {
+        let cap = self.cfg.queue_cap;
+        if self.queues.iter().all(|q| q.len() >= cap) {
+            // Every queue full: the fewest requests, as the standard R²DGLP.
+            return self.least(r, |q| Some(q.len() as u64));
+        }
         // The request's own cost on a GPU, computed once for the GPU's
         // tokens (consecutive queues).
         let mut cost_for = (usize::MAX, 0);
         self.least(r, |q| {
+            if q.len() >= cap {
+                return None;
+            }
             if cost_for.0 != q.gpu {
                 cost_for = (q.gpu, self.cost_on(r.task, r.hold, r.last_gpu, q.gpu));
             }
@@ -228,25 +258,35 @@ impl TokenAllocator {
         })
     }
 
-    /// The queue of least `key` (`None`: `r` may not join it). Ties stay on
-    /// `r`'s previous GPU, then take the lowest index; with no queue to
-    /// join (a static GPU out of range) the first.
+    /// The queue of least `key` (`None`: `r` may not join it). Ties go to
+    /// the GPU with the fewest requests over all its tokens (with ρ > 1 an
+    /// empty queue on a GPU whose other token is held shares its engines;
+    /// one on an idle GPU does not), then stay on `r`'s previous GPU, then
+    /// take the lowest index; with no queue to join (a static GPU out of
+    /// range) the first.
     #[inline(always)]
     fn least(&self, r: &Request, mut key: impl FnMut(&Queue) -> Option<u64>) -> usize {
-        let mut best = (u64::MAX, true, usize::MAX);
+        let rho = self.cfg.tokens_per_gpu;
+        let mut best = (u64::MAX, usize::MAX, true, usize::MAX);
         for (k, q) in self.queues.iter().enumerate() {
             let Some(key) = key(q) else {
                 continue;
             };
+            let on_gpu = if rho > 1 {
+                let first = k - k % rho;
+                self.queues[first..first + rho].iter().map(Queue::len).sum()
+            } else {
+                0
+            };
             let away = r.last_gpu != Some(q.gpu);
-            if (key, away, k) < best {
-                best = (key, away, k);
+            if (key, on_gpu, away, k) < best {
+                best = (key, on_gpu, away, k);
             }
         }
-        if best.2 == usize::MAX {
+        if best.3 == usize::MAX {
             0
         } else {
-            best.2
+            best.3
         }
     }
 
@@ -420,6 +460,7 @@ mod tests {
                 tokens_per_gpu: 1,
                 rule,
                 stealing: true,
+                queue_cap: usize::MAX,
             },
             Vec::new(),
             CostPredictor::default(),
@@ -517,6 +558,7 @@ mod tests {
                 tokens_per_gpu: 1,
                 rule: QueueRule::ShortestQueue,
                 stealing: false,
+                queue_cap: usize::MAX,
             },
             Vec::new(),
             CostPredictor::default(),
@@ -542,6 +584,7 @@ mod tests {
                 tokens_per_gpu: 1,
                 rule: QueueRule::EarliestCompletion,
                 stealing: true,
+                queue_cap: usize::MAX,
             },
             vec![0, 1, 1, 0],
             predictor.clone(),
@@ -570,6 +613,7 @@ mod tests {
                 tokens_per_gpu: 1,
                 rule: QueueRule::ShortestQueue,
                 stealing: true,
+                queue_cap: usize::MAX,
             },
             vec![0, 1, 1, 0],
             predictor,
@@ -580,6 +624,51 @@ mod tests {
         assert_eq!(b.request(&r, 15), Decision::Queued { gpu: 0, token: 0 });
     }
 
+    /// The earliest-completion rule joins only queues under the R²DGLP's
+    /// length ⌈m/k⌉; with every queue at it, the one with the fewest
+    /// requests, whatever affinity says.
+    #[test]
+    fn gpusync_affinity_stays_under_the_r2dglp_queue_length() {
+        assert_eq!(r2dglp_queue_cap(6, 8), 1);
+        assert_eq!(r2dglp_queue_cap(12, 4), 3);
+        assert_eq!(r2dglp_queue_cap(0, 0), 1);
+        // Task 0 costs 10 on its own GPU and 1,000 after a migration.
+        let predictor = CostPredictor::new(&[[10, 1_000, 1_000, 1_000]; 8]);
+        let mut a = TokenAllocator::new(
+            Config {
+                gpus: 2,
+                tokens_per_gpu: 1,
+                rule: QueueRule::EarliestCompletion,
+                stealing: false,
+                queue_cap: r2dglp_queue_cap(2, 2),
+            },
+            vec![0, 1, 1, 0],
+            predictor,
+        );
+        let mut r = req(1, 5, 10);
+        r.last_gpu = Some(0);
+        assert_eq!(a.request(&r, 0), Decision::Granted { gpu: 0, token: 0 });
+        // GPU0's queue is full (cap 1): affinity would wait there (10 + 10
+        // against 1,000), as it does without the cap; the cap sends it to
+        // the idle GPU1.
+        let mut r2 = req(2, 5, 10);
+        r2.last_gpu = Some(0);
+        let mut uncapped = a.clone();
+        uncapped.cfg.queue_cap = usize::MAX;
+        assert_eq!(
+            uncapped.request(&r2, 0),
+            Decision::Queued { gpu: 0, token: 0 }
+        );
+        assert_eq!(a.request(&r2, 0), Decision::Granted { gpu: 1, token: 1 });
+        // Both full: the fewest requests (a tie: its previous GPU).
+        let mut r3 = req(3, 5, 10);
+        r3.last_gpu = Some(1);
+        assert_eq!(a.request(&r3, 0), Decision::Queued { gpu: 1, token: 1 });
+        let mut r4 = req(4, 5, 10);
+        r4.last_gpu = Some(1);
+        assert_eq!(a.request(&r4, 0), Decision::Queued { gpu: 0, token: 0 });
+    }
+
     #[test]
     fn gpusync_rho_tokens_per_gpu() {
         let mut a = TokenAllocator::new(
@@ -588,6 +677,7 @@ mod tests {
                 tokens_per_gpu: 2,
                 rule: QueueRule::EarliestCompletion,
                 stealing: true,
+                queue_cap: usize::MAX,
             },
             Vec::new(),
             CostPredictor::default(),
@@ -599,7 +689,8 @@ mod tests {
                 Decision::Queued { .. } => 99,
             })
             .collect();
-        assert_eq!(gpus, vec![0, 0, 1, 1]);
+        // Ties spread over the GPUs before sharing one.
+        assert_eq!(gpus, vec![0, 1, 0, 1]);
         assert!(matches!(
             a.request(&req(5, 1, 10), 0),
             Decision::Queued { .. }
@@ -614,6 +705,7 @@ mod tests {
                 tokens_per_gpu: 1,
                 rule: QueueRule::Static,
                 stealing: false,
+                queue_cap: usize::MAX,
             },
             Vec::new(),
             CostPredictor::default(),
@@ -641,6 +733,7 @@ mod tests {
             tokens_per_gpu: 1,
             rule: QueueRule::ShortestQueue,
             stealing: false,
+            queue_cap: usize::MAX,
         };
         let mut a = TokenAllocator::new(cfg, Vec::new(), CostPredictor::default());
         let req = |job| Request {

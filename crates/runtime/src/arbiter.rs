@@ -98,6 +98,10 @@ impl ArbiterConfig {
                 tokens_per_gpu,
                 rule,
                 stealing,
+                // m: this machine's CPUs (no cap if it cannot say).
+                queue_cap: std::thread::available_parallelism().map_or(usize::MAX, |m| {
+                    rtgpu_policy::token::r2dglp_queue_cap(m.get(), gpus * tokens_per_gpu)
+                }),
             },
             distance: Vec::new(),
             engine_locks,

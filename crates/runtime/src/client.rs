@@ -211,6 +211,7 @@ mod tests {
                 tokens_per_gpu: 1,
                 rule: QueueRule::ShortestQueue,
                 stealing: false,
+                queue_cap: usize::MAX,
             },
             distance: Vec::new(),
             engine_locks: true,

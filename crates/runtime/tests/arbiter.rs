@@ -18,6 +18,7 @@ fn config(gpus: usize, rho: usize, apply: bool) -> ArbiterConfig {
             tokens_per_gpu: rho,
             rule: QueueRule::ShortestQueue,
             stealing: true,
+            queue_cap: usize::MAX,
         },
         distance: Vec::new(),
         engine_locks: true,

@@ -18,6 +18,7 @@ fn config() -> ArbiterConfig {
             tokens_per_gpu: 2,
             rule: QueueRule::ShortestQueue,
             stealing: false,
+            queue_cap: usize::MAX,
         },
         distance: Vec::new(),
         engine_locks: true,

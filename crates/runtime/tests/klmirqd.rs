@@ -229,6 +229,7 @@ fn the_completion_thread_takes_the_owners_effective_priority() {
             tokens_per_gpu: 1,
             rule: QueueRule::ShortestQueue,
             stealing: false,
+            queue_cap: usize::MAX,
         },
         distance: Vec::new(),
         engine_locks: true,

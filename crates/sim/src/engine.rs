@@ -526,6 +526,10 @@ impl Engine {
                         tokens_per_gpu: s.policy.tokens() as usize,
                         rule,
                         stealing: s.policy.request_stealing(),
+                        queue_cap: token::r2dglp_queue_cap(
+                            grp.cpus,
+                            grp.gpus.len() * s.policy.tokens() as usize,
+                        ),
                     },
                     grp.distance.clone(),
                     CostPredictor::new(&priors),

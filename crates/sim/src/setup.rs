@@ -68,6 +68,8 @@ pub(crate) struct GroupSetup {
     pub gpus: Vec<usize>,
     /// Row-major migration distances between the group's GPUs.
     pub distance: Vec<u32>,
+    /// Cores the group's GPU users run on (m of GPUSync's R²DGLP).
+    pub cpus: usize,
 }
 
 impl Setup {
@@ -266,9 +268,14 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
     let global = matches!(sched, CpuScheduler::GlobalFp | CpuScheduler::GlobalEdf);
     let ngroups = if global { 1 } else { w.platform.clusters.len() };
     let mut groups: Vec<GroupSetup> = (0..ngroups)
-        .map(|_| GroupSetup {
+        .map(|c| GroupSetup {
             gpus: Vec::new(),
             distance: Vec::new(),
+            cpus: if global {
+                w.platform.total_cores() as usize
+            } else {
+                w.platform.clusters[c].cores as usize
+            },
         })
         .collect();
     let mut gpus = Vec::new();

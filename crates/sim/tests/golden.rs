@@ -10,7 +10,9 @@
 //! GPUSync examples' eight digests), then seed 000's switch accounting (a
 //! preempted thread pays no switch of its own, a bottom-half thread pays
 //! its own 2(Δsch + Δcxs); every example with overheads and
-//! preemptions); `scripts/sim-compare.sh` checks the same for the CLI's outputs
+//! preemptions), then GPUSync's earliest-completion rule joining only
+//! token queues under the R²DGLP's length ⌈m/k⌉ (the eight digests of the
+//! examples with affinity); `scripts/sim-compare.sh` checks the same for the CLI's outputs
 //! (JSON, per-job CSV, traces) of every example between two builds. After
 //! an intended change of behaviour, rewrite them with
 //!

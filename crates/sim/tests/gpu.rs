@@ -658,3 +658,51 @@ gpu = {{ kernels = ["4 ms"] }}
     assert_eq!(gap_device, 0);
     assert_eq!(worst_completion - worst_device, 300_000);
 }
+
+/// Three GPUSync users on one CPU and one token, released together: each
+/// runs briefly, requests and suspends, so the third waits behind two
+/// holds. Theorem 2 (seed 004) charges one hold (2⌈m/k⌉ − 1 = 1), which
+/// the R²DGLP's priority donation would make true; our allocators do
+/// without donation, so the analysis charges ⌊(N − 1)/k⌋ = 2 holds.
+#[test]
+fn more_gpu_users_than_cpus_wait_behind_each_other() {
+    let w = wl(r#"
+[[platform.cluster]]
+name = "c0"
+cores = 1
+gpus = ["g0"]
+
+[[platform.gpu]]
+name = "g0"
+copy_engines = 1
+
+[overheads]
+base = "zero"
+
+[policy]
+cpu_scheduler = "C-EDF"
+gpu_allocator = "gpusync"
+tokens_per_gpu = 1
+engine_locks = false
+
+[[task]]
+name = "t"
+count = 3
+period = "100 ms"
+wcet = "1 ms"
+gpu = { kernels = ["10 ms"] }
+"#);
+    let (report, _) = rtgpu_analysis::workload::analyze(&w);
+    let r = run(&w, 1_000_000_000);
+    // Lemma 5: the kernel plus L^P, the whole CPU time (1 ms).
+    let hold = 11_000_000;
+    for (t, tr) in r.tasks.iter().zip(&report.tasks) {
+        let g = tr.gpu.as_ref().expect("GPU report");
+        assert_eq!(g.token_hold_time, Some(hold));
+        assert_eq!(g.token_blocking, Some(2 * hold), "{}", t.name);
+        assert!(t.max_blocking <= 2 * hold, "{}: {}", t.name, t.max_blocking);
+    }
+    // The last to request waits two kernels less the others' half-CPU
+    // starts (19 ms), more than Theorem 2's one hold.
+    assert_eq!(r.tasks[2].max_blocking, 19_000_000);
+}

@@ -205,6 +205,19 @@ fn over_bound(w: &Workload, more: &str, task: &str, observed: u64, bound: u64) -
     line
 }
 
+/// The GPU wait the report bounds: the token (or GPU) wait plus, under
+/// GPUSync, the engine-lock waits (seed 004 Theorems 1-2); `None` for a
+/// task without a GPU or without a bound. The simulator's blocking is the
+/// same: time waiting for a token and for engine locks. The bound is on
+/// suspension-oblivious priority-inversion blocking; only without
+/// overheads, where a holder keeps its GPU exactly its critical section,
+/// does it bound the whole wait too (docs/analyses.md).
+fn gpu_wait_bound(tr: &rtgpu_analysis::workload::TaskReport) -> Option<u64> {
+    let g = tr.gpu.as_ref()?;
+    let token = g.token_blocking?;
+    Some(token.saturating_add(g.engine_blocking.unwrap_or(0)))
+}
+
 /// `RTGPU_GPU_SOUNDNESS_N`, 2,500 unless set.
 fn count() -> u64 {
     std::env::var("RTGPU_GPU_SOUNDNESS_N")
@@ -257,6 +270,12 @@ fn gpu_aware_bounds_are_sound() {
             }
             if t.max_response > bound {
                 exceeded.push(over_bound(&w, "", &t.name, t.max_response, bound));
+            }
+            match gpu_wait_bound(tr) {
+                Some(wait) if t.max_blocking > wait && w.overheads == Overheads::zero() => {
+                    exceeded.push(over_bound(&w, ", GPU wait", &t.name, t.max_blocking, wait));
+                }
+                _ => {}
             }
         }
     }
@@ -541,4 +560,74 @@ fn dump_one_workload() {
         w = random_workload(&mut rng, kk);
     }
     std::fs::write(&out, rtgpu_model::to_toml(&w)).expect("write the workload");
+}
+
+/// More GPU users than cores: the workloads above with an eighth of the
+/// CPU time, so that most are schedulable with several jobs of a cluster
+/// waiting for GPUs at once (GPUSync's Theorem 2 counts m requests, the
+/// R²DGLP's priority donation guaranteeing no more). Response times and
+/// GPU waits checked, without overheads. `RTGPU_GPU_SOUNDNESS_N / 5`
+/// workloads (default 500).
+#[test]
+fn gpu_waits_with_more_gpu_users_than_cores_are_sound() {
+    let n = count() / 5;
+    let mut rng = Rng::new(46);
+    let (mut bounded, mut crowded) = (0u64, 0u64);
+    let mut exceeded: Vec<String> = Vec::new();
+    for k in 0..n {
+        let mut w = random_workload(&mut rng, k);
+        // Twice the tasks, each GPU-using one with an eighth of its CPU time.
+        let twins: Vec<Task> = w
+            .tasks
+            .iter()
+            .filter(|t| t.gpu.is_some())
+            .map(|t| Task {
+                name: format!("{}b", t.name),
+                ..t.clone()
+            })
+            .collect();
+        w.tasks.extend(twins);
+        // Raw waits are bounded only without overheads (`gpu_wait_bound`).
+        w.overheads = Overheads::zero();
+        for t in &mut w.tasks {
+            t.wcet = (t.wcet / 8).max(1_000);
+        }
+        let (report, _) = analyze(&w);
+        if report.verdict != Verdict::Schedulable {
+            continue;
+        }
+        bounded += 1;
+        crowded += w.platform.clusters.iter().enumerate().any(|(c, cl)| {
+            let users = w
+                .tasks
+                .iter()
+                .filter(|t| t.gpu.is_some() && t.cluster == Some(c));
+            users.count() > cl.cores as usize
+        }) as u64;
+        let r = simulate(&w, &sim_config(k, k % 2 == 1, 200_000_000))
+            .unwrap_or_else(|e| panic!("{}: {e}", w.name));
+        for (t, tr) in r.tasks.iter().zip(&report.tasks) {
+            let Some(bound) = tr.response_time else {
+                panic!("{}: schedulable but no bound for {}", w.name, t.name)
+            };
+            if t.max_response > bound {
+                exceeded.push(over_bound(&w, "", &t.name, t.max_response, bound));
+            }
+            if let Some(wait) = gpu_wait_bound(tr) {
+                if t.max_blocking > wait {
+                    exceeded.push(over_bound(&w, ", GPU wait", &t.name, t.max_blocking, wait));
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{n} light-CPU GPU workloads, {bounded} with a bound, {crowded} with more GPU users \
+         than cores in a cluster, {} bound(s) exceeded",
+        exceeded.len()
+    );
+    assert!(exceeded.is_empty(), "{} bound(s) exceeded", exceeded.len());
+    assert!(
+        crowded * 8 >= n,
+        "only {crowded} of {n} crowded and bounded"
+    );
 }

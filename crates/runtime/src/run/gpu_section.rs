@@ -105,6 +105,10 @@ pub fn cluster_arbiters(
                     tokens_per_gpu: p.tokens() as usize,
                     rule,
                     stealing: p.request_stealing(),
+                    queue_cap: rtgpu_policy::token::r2dglp_queue_cap(
+                        c.cores as usize,
+                        n * p.tokens() as usize,
+                    ),
                 },
                 distance,
                 engine_locks: p.engine_locks,
