@@ -272,6 +272,9 @@ impl TokenAllocator {
             let Some(key) = key(q) else {
                 continue;
             };
+            if key > best.0 {
+                continue;
+            }
             let on_gpu = if rho > 1 {
                 let first = k - k % rho;
                 self.queues[first..first + rho].iter().map(Queue::len).sum()
