@@ -2032,24 +2032,31 @@ fn charge_core_interference(cx: &Cx, any_gpu: bool, result: &mut partition::Part
 ///   vGPU members (no token holds).
 fn section_stretch(cx: &Cx, tasks: &[TaskReport]) -> Vec<Time> {
     let w = cx.w;
+    let pfp = w.policy.cpu_scheduler == CpuScheduler::PartitionedFp;
+    // CPU work inside GPU sections (`GpuPart::cpu`) waits for the holder's
+    // core as its bottom halves do, whatever the interrupt handling.
+    let section_cpu = |i: usize| w.tasks[i].gpu.as_ref().map_or(0, |g| g.cpu);
+    let any_cpu = pfp && (0..w.tasks.len()).any(|i| section_cpu(i) > 0);
     let mut out = vec![0; tasks.len()];
     if let Some(server) = cx.bottom_halves {
-        return server_stretch(w, server, tasks);
-    }
-    if !matches!(cx.method, InterruptMethod::Klmirqd | InterruptMethod::Pai) {
-        return out;
+        out = server_stretch(w, server, tasks);
+        if !any_cpu {
+            return out;
+        }
     }
     let o = &w.overheads;
     // Without any interrupt processing cost the simulator and the runtime
-    // complete operations at once: no bottom half ever waits.
+    // complete operations at once: no bottom half ever waits. In a server
+    // (independent mode) they wait for its budget, not for the holder's
+    // core (`server_stretch`).
     let irq_cost = match cx.method {
         InterruptMethod::Pai => [o.th, o.pairel, o.bh, o.paisch],
         _ => [o.th, o.krel, o.bh, 0],
     };
-    if irq_cost.iter().all(|&c| c == 0) {
-        return out;
-    }
-    if w.policy.cpu_scheduler != CpuScheduler::PartitionedFp {
+    let deferred = matches!(cx.method, InterruptMethod::Klmirqd | InterruptMethod::Pai)
+        && irq_cost.iter().any(|&c| c > 0)
+        && cx.bottom_halves.is_none();
+    if !pfp || !(deferred || any_cpu) {
         return out;
     }
     let eta = |i: usize| w.tasks[i].gpu.as_ref().map_or(0, |g| g.interrupts) as u64;
@@ -2069,13 +2076,15 @@ fn section_stretch(cx: &Cx, tasks: &[TaskReport]) -> Vec<Time> {
         ];
         Some(parts.into_iter().fold(0, Time::saturating_add))
     };
-    // Per job of a lower-priority GPU user: its bottom halves with their
-    // scheduling (seed 000 Eq. 16).
+    // Per job of a lower-priority GPU user: what runs at an inherited
+    // priority, its bottom halves with their scheduling (seed 000 Eq. 16)
+    // where they run in its domain, and its CPU work inside its section.
     let bottom_halves = |i: usize| -> Time {
         let per =
             o.bh.saturating_add(o.sch.saturating_add(o.cxs).saturating_mul(2))
                 .saturating_add(o.ipi);
-        mul(eta(i), per)
+        let halves = if deferred { mul(eta(i), per) } else { 0 };
+        halves.saturating_add(section_cpu(i))
     };
     for (j, tr) in tasks.iter().enumerate() {
         let Some(g) = tr.gpu.as_ref() else { continue };
@@ -2085,6 +2094,7 @@ fn section_stretch(cx: &Cx, tasks: &[TaskReport]) -> Vec<Time> {
         let hold = g.token_hold_time.unwrap_or_else(|| {
             g.copy_time
                 .saturating_add(g.kernel_time)
+                .saturating_add(section_cpu(j))
                 .saturating_add(mul(eta(j), o.th.saturating_add(o.bh)))
         });
         let t = &w.tasks[j];
@@ -2116,7 +2126,7 @@ fn section_stretch(cx: &Cx, tasks: &[TaskReport]) -> Vec<Time> {
         interferers.extend(cx.servers.iter().map(Server::interferer));
         let cap = t.deadline.max(hold);
         out[j] = match global_fp::interfered_completion(&interferers, hold, 1, cap) {
-            Some(l) => l - hold,
+            Some(l) => out[j].saturating_add(l - hold),
             None => Time::MAX,
         };
     }

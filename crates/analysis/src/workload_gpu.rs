@@ -15,8 +15,8 @@
 //!   copies, through system memory (both directions) under the k-FMLP; a
 //!   statically assigned task never migrates.
 //! - **k-FMLP** (seed 000 App. A): critical section l_i = W_i + η_i(Δth+Δbh)
-//!   (the holder keeps the GPU until its completion interrupts are
-//!   handled); b_i = the exact bound of Eq. (3) with k = the domain's GPUs.
+//!   + the CPU time inside the section (the holder keeps the GPU until its
+//!   completion interrupts are handled, and while it runs that CPU work); b_i = the exact bound of Eq. (3) with k = the domain's GPUs.
 //! - **Static**: tasks take the domain's GPUs round robin in file order;
 //!   one FIFO queue per GPU, b_i = Σ l_j over the other tasks of its GPU
 //!   (Theorem 1 with k = 1, which is exact).
@@ -186,12 +186,16 @@ fn own_work(w: &Workload, t: &rtgpu_model::Task, migrates: bool, peer: bool) -> 
 
 /// A GPU holder's critical section under the k-FMLP or a static queue: its
 /// own GPU work plus the handling of its η completion interrupts (seed 000
-/// App. B: the holder keeps the GPU until they are handled).
+/// App. B: the holder keeps the GPU until they are handled) plus its CPU
+/// work inside the section (`GpuPart::cpu`).
 fn critical_section(w: &Workload, i: usize, own: Time) -> Time {
     let o = &w.overheads;
-    let eta = w.tasks[i].gpu.as_ref().map_or(0, |g| g.interrupts);
+    let g = w.tasks[i].gpu.as_ref();
+    let eta = g.map_or(0, |g| g.interrupts);
     let irq = crate::overheads::mul(u64::from(eta), o.th.saturating_add(o.bh));
-    own.saturating_add(irq)
+    // The CPU work inside the section holds the GPU too.
+    let cpu = g.map_or(0, |g| g.cpu);
+    own.saturating_add(irq).saturating_add(cpu)
 }
 
 /// Per task of the workload (None for CPU-only tasks): the GPU analysis.

@@ -357,6 +357,11 @@ pub(crate) const GPU_PART: &[KeySpec] = &[
         "GPU-resident state that migrates with the task; default 0.",
     ),
     key(
+        "cpu",
+        Ty::Duration,
+        "CPU time of the wcet that runs inside the GPU section, after the copy-in and before the first kernel, while the job holds its GPU (seed 004's L^P); at most the wcet; default 0.",
+    ),
+    key(
         "interrupts",
         Ty::Int {
             min: 1,

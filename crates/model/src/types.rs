@@ -380,6 +380,10 @@ pub struct GpuPart {
     pub kernels: Vec<Nanos>,
     pub copy_out: Bytes,
     pub state: Bytes,
+    /// CPU time of the job's `wcet` that runs inside its GPU section, after
+    /// the copy-in and before the first kernel, while the job holds its GPU
+    /// (seed 004 Lemma 5's L^P: host-side work between GPU operations).
+    pub cpu: Nanos,
     /// Number of GPU interrupts per job, eta (seed 000 App. B).
     pub interrupts: u32,
     /// Index into `Workload::vgpus`.
@@ -444,6 +448,7 @@ mod tests {
             kernels: vec![1_000, 2_000],
             copy_out: 1,
             state: 4 << 20,
+            cpu: 0,
             interrupts: 1,
             vgpu: None,
         };

@@ -135,6 +135,9 @@ fn write_workload(o: &mut String, w: &Workload) -> std::fmt::Result {
                 format_size(g.state),
                 g.interrupts
             )?;
+            if g.cpu > 0 {
+                write!(o, ", cpu = \"{}\"", format_duration(g.cpu))?;
+            }
             if let Some(vg) = g.vgpu {
                 let name = w.vgpus.get(vg).map_or("?", |x| x.name.as_str());
                 write!(o, ", vgpu = {}", quote(name))?;

@@ -638,3 +638,30 @@ fn reservations_are_for_unbound_tasks_outside_vgpus_with_constrained_deadlines()
         "{bound}"
     );
 }
+
+#[test]
+fn cpu_inside_a_gpu_section_is_part_of_the_wcet() {
+    let text = "[platform]\ncores = 2\ngpus = 1\n\
+                [[task]]\nname = \"t\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\n\
+                gpu = { kernels = [\"1 ms\"], cpu = \"2 ms\" }\n";
+    let d = one(text);
+    assert_eq!((d.line, d.field.as_str()), (8, "task[0].gpu.cpu"));
+    assert!(d.message.contains("cannot exceed it (1 ms)"), "{d}");
+
+    let text = "[platform]\ncores = 2\ngpus = 1\n\
+                [[task]]\nname = \"t\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\nreservation = true\n\
+                gpu = { kernels = [\"1 ms\"], cpu = \"0.5 ms\" }\n";
+    let d = one(text);
+    assert_eq!(d.field.as_str(), "task[0].gpu.cpu");
+    assert!(d.message.contains("not supported for a CPU reservation"), "{d}");
+
+    let text = "[platform]\ncores = 2\ngpus = 1\n\
+                [[task]]\nname = \"t\"\nwcet = \"3 ms\"\nperiod = \"10 ms\"\n\
+                gpu = { kernels = [\"1 ms\"], cpu = \"2 ms\" }\n";
+    let w = parse_workload(text, "w.toml").expect("valid");
+    let g = w.tasks[0].gpu.as_ref().expect("GPU part");
+    assert_eq!(g.cpu, 2_000_000);
+    // What the writer prints reads back the same.
+    let again = parse_workload(&rtgpu_model::to_toml(&w), "again.toml").expect("valid");
+    assert_eq!(again.tasks[0].gpu.as_ref().map(|g| g.cpu), Some(2_000_000));
+}

@@ -1099,7 +1099,9 @@ fn task_thread(
             warnings.extend(d.release(slot, release + spec.deadline));
         }
         let start = monotonic_now();
-        let mut remaining = spec.wcet;
+        // CPU time inside the GPU section runs there (`run_section`).
+        let in_section = spec.gpu.as_ref().map_or(0, |(_, _, w)| w.part.cpu);
+        let mut remaining = spec.wcet.saturating_sub(in_section);
         let mut pieces = Vec::with_capacity(spec.pieces.len());
         for (k, (cpus, policy, budget, offset, planned)) in spec.pieces.iter().enumerate() {
             if remaining == 0 {

@@ -133,6 +133,9 @@ enum OpKind {
         time: Time,
         last: bool,
     },
+    /// CPU work inside the section (`GpuPart::cpu`), in the job's section
+    /// thread ([`Engine::section0`]).
+    Cpu { work: Time },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -308,6 +311,14 @@ pub struct Engine {
     /// for none).
     dl: Vec<DlEntity>,
     dl_of: Vec<u32>,
+    /// Thread `section0 + i` runs task i's CPU work inside its GPU section
+    /// (`GpuPart::cpu`) while the task's own thread is suspended, at the
+    /// job's effective priority (it holds a token: waiters' priorities are
+    /// inherited, as by its bottom halves), re-keyed as that moves. Such
+    /// threads exist only when some task has such work.
+    section0: usize,
+    /// The jobs whose section thread is ready or running.
+    in_section_cpu: Vec<u32>,
 }
 
 /// Recursion depth of effective priorities (that of
@@ -465,6 +476,22 @@ impl Engine {
                 run_start: 0,
             });
         }
+        let section0 = threads.len();
+        if s.tasks.iter().any(|t| t.gpu.as_ref().is_some_and(|g| g.cpu > 0)) {
+            for t in &s.tasks {
+                threads.push(Thread {
+                    domain: t.pieces[0].domain as u32,
+                    key: 0,
+                    state: TState::Idle,
+                    remaining: 0,
+                    piece_left: Time::MAX,
+                    seg_start: 0,
+                    seg_len: 0,
+                    run_start: 0,
+                });
+            }
+        }
+        let nthreads = threads.len();
         let jobs = (0..n)
             .map(|_| Job {
                 active: false,
@@ -630,7 +657,7 @@ impl Engine {
         }
         let nv = s.vgpus.len();
         let mut dl = Vec::new();
-        let mut dl_of = vec![u32::MAX; n + g];
+        let mut dl_of = vec![u32::MAX; nthreads];
         for (i, t) in s.tasks.iter().enumerate() {
             if let Some(r) = t.reservation {
                 dl_of[i] = dl.len() as u32;
@@ -670,7 +697,7 @@ impl Engine {
             rng: Rng::new(cfg.seed),
             threads,
             jobs,
-            ready: (0..ndomains).map(|_| MinTree::new(n + g)).collect(),
+            ready: (0..ndomains).map(|_| MinTree::new(nthreads)).collect(),
             ready_top: vec![queue::EMPTY; ndomains],
             cores: places
                 .iter()
@@ -734,6 +761,8 @@ impl Engine {
             irq_dirty: vec![0; g.div_ceil(64)],
             dl,
             dl_of,
+            section0,
+            in_section_cpu: Vec::new(),
             s,
         }
     }
@@ -885,7 +914,6 @@ impl Engine {
         }
         let o = self.s.overheads;
         let charge = o.rel + o.ipi + self.switch_pair();
-        let uses_gpu = t.gpu.is_some();
         let first_piece_budget = t.pieces[0].budget;
         let key0 = t.pieces[0].key;
         let dom0 = t.pieces[0].domain as u32;
@@ -902,8 +930,10 @@ impl Engine {
         j.gpu = None;
         j.piece = 0;
         j.interrupts = 0;
-        let (phase, first, post) = if uses_gpu {
-            (Phase::Pre, work / 2 + charge, work - work / 2)
+        let (phase, first, post) = if let Some(g) = t.gpu.as_ref() {
+            // The section's CPU work runs in its section thread.
+            let outside = work.saturating_sub(g.cpu);
+            (Phase::Pre, outside / 2 + charge, outside - outside / 2)
         } else {
             (Phase::Only, work + charge, 0)
         };
@@ -1267,8 +1297,14 @@ impl Engine {
             if self.jobs[tu].start.is_none() {
                 self.jobs[tu].start = Some(start);
             }
-        } else {
+        } else if tu < self.section0 {
             self.irq_dispatched(tu - self.jobs.len());
+        } else {
+            debug_assert_eq!(
+                self.threads[tu].key,
+                self.peek_owner_key((tu - self.section0) as u32).0,
+                "a section thread runs at its job's current effective priority"
+            );
         }
         self.push(end, Ev::Segment(c as u32, stamp));
     }
@@ -1295,7 +1331,7 @@ impl Engine {
                     start: run_start,
                     end: now,
                     who: self.who(tid),
-                    kind: if (tid as usize) < self.jobs.len() {
+                    kind: if self.is_job_thread(tid) {
                         SpanKind::Run
                     } else {
                         SpanKind::BottomHalf
@@ -1307,11 +1343,22 @@ impl Engine {
     }
 
     fn who(&self, tid: u32) -> u32 {
-        if (tid as usize) < self.jobs.len() {
+        let tu = tid as usize;
+        if tu < self.jobs.len() {
             tid
-        } else {
+        } else if tu < self.section0 {
             u32::MAX - (tid - self.ntasks)
+        } else {
+            (tu - self.section0) as u32
         }
+    }
+
+    /// Whether thread `tid` runs a job's own work (its thread or its
+    /// section thread), not an interrupt's.
+    #[inline(always)]
+    fn is_job_thread(&self, tid: u32) -> bool {
+        let tu = tid as usize;
+        tu < self.jobs.len() || tu >= self.section0
     }
 
     /// The thread on core `c` goes back to its ready queue. It pays
@@ -1346,10 +1393,13 @@ impl Engine {
             self.schedule(d);
             return;
         }
-        if (tid as usize) < self.jobs.len() {
+        let tu = tid as usize;
+        if tu < self.jobs.len() {
             self.task_segment_done(tid);
+        } else if tu < self.section0 {
+            self.irq_segment_done(tu - self.jobs.len());
         } else {
-            self.irq_segment_done(tid as usize - self.jobs.len());
+            self.section_cpu_done((tu - self.section0) as u32);
         }
         // (Most often nothing is ready.)
         if self.ready_top[d] != queue::EMPTY {
@@ -1630,6 +1680,13 @@ impl Engine {
             in_engine(g),
             (l, n),
         );
+        if gt.cpu > 0 {
+            j.ops.push(Op {
+                kind: OpKind::Cpu { work: gt.cpu },
+                locks: one(0),
+                nlocks: 0,
+            });
+        }
         let nk = gt.kernels.len();
         let exec = locks.lock_id(g, Eng::Exec);
         for (k, &time) in gt.kernels.iter().enumerate() {
@@ -1761,6 +1818,10 @@ impl Engine {
                 self.jobs[iu].pc += 1;
                 continue;
             }
+            if let OpKind::Cpu { work } = op.kind {
+                self.start_section_cpu(i, work);
+                return;
+            }
             if want == 0 && self.driven(i) {
                 self.driver_submit(i, op);
                 return;
@@ -1828,7 +1889,7 @@ impl Engine {
         let iu = i as usize;
         self.jobs[iu].op_start = now;
         match op.kind {
-            OpKind::GpuLock => {}
+            OpKind::GpuLock | OpKind::Cpu { .. } => {}
             OpKind::Copy { work, bus, .. } => {
                 self.bus_advance(bus as usize);
                 self.buses[bus as usize].active.push((i, work));
@@ -2316,7 +2377,7 @@ impl Engine {
         // Freeze what runs there.
         if let Some(r) = self.cores[c].running {
             let rk = self.threads[r as usize].key;
-            if rk < owner_key && (r as usize) < self.jobs.len() {
+            if rk < owner_key && self.is_job_thread(r) {
                 self.inversions.push(plan.top_half);
             }
             let th = &mut self.threads[r as usize];
@@ -2414,6 +2475,11 @@ impl Engine {
     /// its priority follows theirs as inheritance changes), not the one the
     /// owner had when its interrupt arrived.
     fn refresh_irq_keys(&mut self) {
+        for k in 0..self.in_section_cpu.len() {
+            let i = self.in_section_cpu[k];
+            let key = self.owner_key(i);
+            self.set_key(self.section0 + i as usize, key);
+        }
         if self.handling != Handling::Klmirqd {
             return;
         }
@@ -2452,7 +2518,12 @@ impl Engine {
             return false;
         };
         let key = self.gpu_irq_key(g, self.irq_items[k as usize].owner);
-        let tid = self.jobs.len() + g;
+        self.set_key(self.jobs.len() + g, key)
+    }
+
+    /// Gives thread `tid` (an interrupt or section thread) key `key`,
+    /// wherever it is; returns whether the key moved.
+    fn set_key(&mut self, tid: usize, key: u64) -> bool {
         if self.threads[tid].key == key {
             return false;
         }
@@ -2566,6 +2637,33 @@ impl Engine {
 
     // ---------------------------------------------------------------- op flow
 
+    /// Job `i` runs `work` of its CPU time inside its GPU section, in its
+    /// section thread, in its own domain, at its effective priority (it
+    /// holds its token, so waiters pass theirs on; seed 000 §IV, and what
+    /// the analysis' waiter argument assumes of every holder).
+    fn start_section_cpu(&mut self, i: u32, work: Time) {
+        let iu = i as usize;
+        let key = self.owner_key(i);
+        let domain = self.threads[iu].domain;
+        let tid = self.section0 + iu;
+        let th = &mut self.threads[tid];
+        th.domain = domain;
+        th.key = key;
+        th.remaining = work;
+        th.piece_left = Time::MAX;
+        self.in_section_cpu.push(i);
+        self.make_ready(tid as u32);
+    }
+
+    /// Job `i`'s section thread finished its work: the section goes on.
+    fn section_cpu_done(&mut self, i: u32) {
+        self.threads[self.section0 + i as usize].state = TState::Idle;
+        if let Some(k) = self.in_section_cpu.iter().position(|&j| j == i) {
+            self.in_section_cpu.swap_remove(k);
+        }
+        self.op_done(i);
+    }
+
     /// Job `i` learned that its current op completed (after the top half
     /// and any bottom half that runs elsewhere): it goes on at once, or, a
     /// SCHED_DEADLINE owner, once its thread has woken and run
@@ -2637,7 +2735,7 @@ impl Engine {
         let release = match op.kind {
             OpKind::Copy { .. } => true,
             OpKind::Kernel { last, .. } => last,
-            OpKind::GpuLock => false,
+            OpKind::GpuLock | OpKind::Cpu { .. } => false,
         };
         // (A no-op for locks passed on at the device completion.)
         if release {
@@ -2663,7 +2761,7 @@ impl Engine {
         let early = match op.kind {
             OpKind::Copy { .. } => op.nlocks == 1,
             OpKind::Kernel { last, .. } => last,
-            OpKind::GpuLock => false,
+            OpKind::GpuLock | OpKind::Cpu { .. } => false,
         };
         if early && j.reqs[0].is_some() {
             self.release_op_locks(iu);

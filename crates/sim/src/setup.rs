@@ -32,6 +32,8 @@ pub(crate) struct GpuTask {
     pub copy_out: u64,
     pub state: u64,
     pub kernels: Vec<Time>,
+    /// CPU time inside the section, after the copy-in (`GpuPart::cpu`).
+    pub cpu: Time,
     pub vgpu: Option<usize>,
     pub static_gpu: usize,
     /// Predicted GPU section cost per migration distance 0..=3.
@@ -200,6 +202,12 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
     for (i, t) in w.tasks.iter().enumerate() {
         let tr = &report.tasks[i];
         let reservation = plan.tasks.get(i).and_then(|p| p.reservation);
+        if t.reservation && t.gpu.as_ref().is_some_and(|g| g.cpu > 0) {
+            return Err(SimError(format!(
+                "{}: task {} is a CPU reservation with CPU time inside its GPU section,                  which is not supported (the workload file rejects it)",
+                w.name, t.name
+            )));
+        }
         if t.reservation && reservation.is_none() {
             unplaced.push(t.name.clone());
             continue;
@@ -351,6 +359,7 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
             }
         };
         let base = copy_time(g.copy_in, bw.host_to_device)
+            + g.cpu
             + g.kernels.iter().sum::<Time>()
             + copy_time(g.copy_out, bw.device_to_host);
         let sysmem = copy_time(g.state, bw.device_to_host) + copy_time(g.state, bw.host_to_device);
@@ -365,6 +374,7 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
             copy_out: g.copy_out,
             state: g.state,
             kernels: g.kernels.clone(),
+            cpu: g.cpu,
             vgpu: g.vgpu,
             static_gpu,
             prior: [base, base + peer, base + peer, base + sysmem],

@@ -706,3 +706,110 @@ gpu = { kernels = ["10 ms"] }
     // starts (19 ms), more than Theorem 2's one hold.
     assert_eq!(r.tasks[2].max_blocking, 19_000_000);
 }
+
+/// CPU work inside a GPU section (`gpu.cpu`, seed 004's L^P) holds the
+/// token: with ρ = 1 and no engine locks the GPU idles through it and the
+/// second job waits for all of it (0-4 ms CPU, 4-8 ms kernel, then the
+/// other: 16 ms); with ρ = 2 and engine locks both run their CPU work at
+/// once on the two cores and only the kernels queue (8 and 12 ms).
+#[test]
+fn cpu_inside_a_section_holds_the_gpu() {
+    let w = |locks: bool, tokens: u32| {
+        wl(&format!(
+            r#"{ONE_GPU}
+[policy]
+cpu_scheduler = "G-EDF"
+gpu_allocator = "gpusync"
+tokens_per_gpu = {tokens}
+engine_locks = {locks}
+
+[[task]]
+name = "t"
+count = 2
+wcet = "4 ms"
+period = "100 ms"
+gpu = {{ kernels = ["4 ms"], cpu = "4 ms" }}
+"#
+        ))
+    };
+    let responses = |w: &Workload| {
+        let mut r: Vec<u64> = run(w, 50_000_000)
+            .tasks
+            .iter()
+            .map(|t| t.max_response)
+            .collect();
+        r.sort_unstable();
+        r
+    };
+    assert_eq!(responses(&w(false, 1)), [8_000_000, 16_000_000]);
+    assert_eq!(responses(&w(true, 2)), [8_000_000, 12_000_000]);
+}
+
+/// The token holder's CPU work inside its section runs at the priority it
+/// inherits from a waiter (seed 000 App. A R2, seed 004 §4.2): under C-FP
+/// on one core, L (lowest) holds the GPU for 6 ms of CPU work when H's
+/// second job (released at 5 ms) waits for it; M, between them, is
+/// released at 9 ms and must not preempt L. L's work ends at 10.8 ms
+/// (4.7 + 6 + H's 0.1 ms), its kernel at 11.3, H's at 11.6 and H's job at
+/// 11.7 ms: 6.7 ms. Without inheritance M's 4.5 ms would come first.
+#[test]
+fn a_holder_runs_its_section_cpu_at_its_waiters_priority() {
+    let w = wl(r#"
+[[platform.cluster]]
+name = "c0"
+cores = 1
+gpus = ["gpu0"]
+
+[[platform.gpu]]
+name = "gpu0"
+copy_engines = 1
+
+[overheads]
+base = "zero"
+
+[policy]
+cpu_scheduler = "C-FP"
+gpu_allocator = "gpusync"
+tokens_per_gpu = 1
+engine_locks = false
+interrupts = "slih"
+
+[[task]]
+name = "h"
+wcet = "0.2 ms"
+period = "5 ms"
+gpu = { kernels = ["0.3 ms"] }
+
+[[task]]
+name = "m"
+wcet = "4.5 ms"
+period = "9 ms"
+
+[[task]]
+name = "l"
+wcet = "6 ms"
+period = "100 ms"
+gpu = { kernels = ["0.5 ms"], cpu = "6 ms" }
+"#);
+    let r = simulate(
+        &w,
+        &SimConfig {
+            // Releases until 9.5 ms: M's second job (9 ms) is among them.
+            duration: 9_500_000,
+            record_jobs: true,
+            drain: true,
+            ..SimConfig::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let h2 = r
+        .records
+        .iter()
+        .find(|j| j.task == 0 && j.release == 5_000_000)
+        .expect("h's second job");
+    assert_eq!(h2.response, Some(6_700_000));
+    // M's second job waits for L's inherited CPU work (without
+    // inheritance: H's job takes 11.2 ms, M's starts at once).
+    let m2 = r.records.iter().find(|j| j.task == 1 && j.release == 9_000_000);
+    assert_eq!(m2.and_then(|j| j.start), Some(10_800_000));
+}

@@ -384,7 +384,14 @@ fn parse_task(
         Some(gv) => {
             check_gpu_available(cx, t, gv, cluster.flatten(), plat);
             read_table(cx, gv, t.field("gpu"), schema::GPU_PART)
-                .and_then(|g| parse_gpu_part(cx, &g, cluster.flatten(), plat, vgpus, vgpu_names))
+                .and_then(|g| {
+                    let on = GpuContext {
+                        cluster: cluster.flatten(),
+                        wcet,
+                        reservation: reservation == Some(true),
+                    };
+                    parse_gpu_part(cx, &g, on, plat, vgpus, vgpu_names)
+                })
                 .map(Some)
         }
         None => Some(None),
@@ -451,14 +458,50 @@ fn check_gpu_available(
     }
 }
 
+/// What a task's `gpu` table is checked against.
+struct GpuContext {
+    cluster: Option<usize>,
+    wcet: Option<Nanos>,
+    reservation: bool,
+}
+
 fn parse_gpu_part(
     cx: &mut Cx,
     g: &Tbl,
-    cluster: Option<usize>,
+    on: GpuContext,
     plat: &ParsedPlatform,
     vgpus: &[Vgpu],
     vgpu_names: &Names,
 ) -> Option<GpuPart> {
+    let cluster = on.cluster;
+    let cpu = match g.get("cpu") {
+        Some(v) => {
+            let field = g.field("cpu");
+            let cpu = read_duration(cx, v, &field);
+            if let (Some(c), Some(w)) = (cpu, on.wcet) {
+                if c > w {
+                    cx.error(
+                        v.span().start,
+                        &field,
+                        format!(
+                            "the CPU time inside the GPU section ({}) is part of the wcet and                              cannot exceed it ({})",
+                            units::format_duration(c),
+                            units::format_duration(w)
+                        ),
+                    );
+                }
+            }
+            if cpu.is_some_and(|c| c > 0) && on.reservation {
+                cx.error(
+                    v.span().start,
+                    &field,
+                    "CPU time inside the GPU section is not supported for a CPU reservation                      (SCHED_DEADLINE): its server analysis has no term for it; drop                      `reservation` or `cpu`",
+                );
+            }
+            cpu
+        }
+        None => Some(0),
+    };
     let copy_in = match g.get("copy_in") {
         Some(v) => read_size(cx, v, &g.field("copy_in")),
         None => Some(0),
@@ -516,6 +559,7 @@ fn parse_gpu_part(
         kernels,
         copy_out,
         state: state?,
+        cpu: cpu?,
         interrupts: interrupts?.unwrap_or(default_interrupts),
         vgpu: vgpu?,
     })

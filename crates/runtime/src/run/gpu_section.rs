@@ -153,9 +153,13 @@ pub fn cluster_arbiters(
 }
 
 /// Worst-case length of a GPU section without blocking: copies at their
-/// bandwidths plus the kernels (the k-FMLP's l, and the predictor's prior).
+/// bandwidths plus the CPU work inside the section and the kernels (the
+/// k-FMLP's l, and the predictor's prior).
 pub fn hold_estimate(g: &rtgpu_model::GpuPart, h2d: u64, d2h: u64) -> Nanos {
-    copy_time(g.copy_in, h2d) + g.kernels.iter().sum::<Nanos>() + copy_time(g.copy_out, d2h)
+    copy_time(g.copy_in, h2d)
+        + g.cpu
+        + g.kernels.iter().sum::<Nanos>()
+        + copy_time(g.copy_out, d2h)
 }
 
 /// What one task's GPU section does.
@@ -282,6 +286,9 @@ pub fn run_section(
         let op = GpuOp::Copy(CopyDir::HostToDevice, n);
         locked_op(cluster, backend, at, op, l, work.handoff)?;
     }
+    // CPU work inside the section, holding the token (at the priority the
+    // arbiter gives this thread, its waiters' when they are more urgent).
+    crate::os::spin_cpu_time(g.cpu);
     // One execution-lock hold for all the kernels (seed 004 §4.2: released
     // "once all of its engine-related operations complete"; the simulator
     // and the analysis hold it so too).
@@ -334,6 +341,7 @@ fn run_vgpu_section(
         let op = GpuOp::Copy(CopyDir::HostToDevice, n);
         locked_op(cluster, backend, at, op, l, work.handoff)?;
     }
+    crate::os::spin_cpu_time(g.cpu);
     for &k in &g.kernels {
         let _dispatched = gate.launch(v);
         gpu_op(cluster, backend, at, GpuOp::Kernel(k), None)?;
