@@ -14,9 +14,10 @@
 //!   moves at most once per job, at peer bandwidth when GPUSync uses peer
 //!   copies, through system memory (both directions) under the k-FMLP; a
 //!   statically assigned task never migrates.
-//! - **k-FMLP** (seed 000 App. A): critical section l_i = W_i + η_i(Δth+Δbh)
-//!   + the CPU time inside the section (the holder keeps the GPU until its
-//!   completion interrupts are handled, and while it runs that CPU work); b_i = the exact bound of Eq. (3) with k = the domain's GPUs.
+//! - **k-FMLP** (seed 000 App. A): critical section l_i = W_i +
+//!   η_i(Δth+Δbh) plus the CPU time inside the section (the holder keeps
+//!   the GPU until its completion interrupts are handled, and while it runs
+//!   that CPU work); b_i = the exact bound of Eq. (3) with k = the domain's GPUs.
 //! - **Static**: tasks take the domain's GPUs round robin in file order;
 //!   one FIFO queue per GPU, b_i = Σ l_j over the other tasks of its GPU
 //!   (Theorem 1 with k = 1, which is exact).

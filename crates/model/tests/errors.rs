@@ -653,7 +653,10 @@ fn cpu_inside_a_gpu_section_is_part_of_the_wcet() {
                 gpu = { kernels = [\"1 ms\"], cpu = \"0.5 ms\" }\n";
     let d = one(text);
     assert_eq!(d.field.as_str(), "task[0].gpu.cpu");
-    assert!(d.message.contains("not supported for a CPU reservation"), "{d}");
+    assert!(
+        d.message.contains("not supported for a CPU reservation"),
+        "{d}"
+    );
 
     let text = "[platform]\ncores = 2\ngpus = 1\n\
                 [[task]]\nname = \"t\"\nwcet = \"3 ms\"\nperiod = \"10 ms\"\n\

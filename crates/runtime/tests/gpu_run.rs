@@ -400,3 +400,40 @@ fn device_handoff_passes_the_lock_on_at_submission() {
         assert!(device[3] < 20_000_000, "{interrupts}: {device:?}");
     }
 }
+
+/// CPU time inside the GPU section (`gpu.cpu`) runs while the job holds
+/// its token, after the copy-in: every token hold covers it, and the
+/// job's pieces run only the rest of its wcet.
+#[test]
+fn cpu_inside_the_section_is_spent_holding_the_token() {
+    let text = r#"
+[platform]
+cores = 2
+gpus = 1
+[policy]
+cpu_scheduler = "C-FP"
+gpu_allocator = "gpusync"
+tokens_per_gpu = 1
+engine_locks = true
+[[task]]
+name = "t"
+count = 2
+wcet = "3 ms"
+period = "20 ms"
+gpu = { kernels = ["1 ms"], cpu = "2 ms" }
+"#;
+    let w = rtgpu_model::parse_workload(text, "cpu.toml").expect("valid");
+    let out = run_planned_without_gpus(&w, 100_000_000, false, KlmirqdMode::Dependent);
+    assert_eq!(out.jobs.len(), 2 * 5);
+    for j in &out.jobs {
+        let g = j.gpu.unwrap_or_else(|| panic!("no GPU section: {j:?}"));
+        // 2 ms of CPU work and the 1 ms kernel inside the hold.
+        assert!(g.token_hold >= 3_000_000, "{g:?}");
+        let outside: u64 = j.pieces.iter().map(|p| p.cpu_time).sum();
+        // 1 ms outside (thread CPU time, measured to about 100 us).
+        assert!(
+            (900_000..1_900_000).contains(&outside),
+            "{outside} ns outside the section: {j:?}"
+        );
+    }
+}

@@ -135,7 +135,9 @@ enum OpKind {
     },
     /// CPU work inside the section (`GpuPart::cpu`), in the job's section
     /// thread ([`Engine::section0`]).
-    Cpu { work: Time },
+    Cpu {
+        work: Time,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -477,7 +479,10 @@ impl Engine {
             });
         }
         let section0 = threads.len();
-        if s.tasks.iter().any(|t| t.gpu.as_ref().is_some_and(|g| g.cpu > 0)) {
+        if s.tasks
+            .iter()
+            .any(|t| t.gpu.as_ref().is_some_and(|g| g.cpu > 0))
+        {
             for t in &s.tasks {
                 threads.push(Thread {
                     domain: t.pieces[0].domain as u32,

@@ -810,6 +810,9 @@ gpu = { kernels = ["0.5 ms"], cpu = "6 ms" }
     assert_eq!(h2.response, Some(6_700_000));
     // M's second job waits for L's inherited CPU work (without
     // inheritance: H's job takes 11.2 ms, M's starts at once).
-    let m2 = r.records.iter().find(|j| j.task == 1 && j.release == 9_000_000);
+    let m2 = r
+        .records
+        .iter()
+        .find(|j| j.task == 1 && j.release == 9_000_000);
     assert_eq!(m2.and_then(|j| j.start), Some(10_800_000));
 }

@@ -123,7 +123,7 @@ fn random_workload(rng: &mut Rng, k: u64) -> Workload {
     }
     // Every third workload: half of each GPU user's CPU time runs inside
     // its GPU section (`GpuPart::cpu`), holding its GPU.
-    if k % 3 == 0 {
+    if k.is_multiple_of(3) {
         for t in &mut tasks {
             let wcet = t.wcet;
             if let Some(g) = t.gpu.as_mut() {

@@ -156,10 +156,7 @@ pub fn cluster_arbiters(
 /// bandwidths plus the CPU work inside the section and the kernels (the
 /// k-FMLP's l, and the predictor's prior).
 pub fn hold_estimate(g: &rtgpu_model::GpuPart, h2d: u64, d2h: u64) -> Nanos {
-    copy_time(g.copy_in, h2d)
-        + g.cpu
-        + g.kernels.iter().sum::<Nanos>()
-        + copy_time(g.copy_out, d2h)
+    copy_time(g.copy_in, h2d) + g.cpu + g.kernels.iter().sum::<Nanos>() + copy_time(g.copy_out, d2h)
 }
 
 /// What one task's GPU section does.
