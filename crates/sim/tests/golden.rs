@@ -26,8 +26,9 @@ use std::path::PathBuf;
 use rtgpu_model::load_workload;
 use rtgpu_sim::{simulate, Releases, SimConfig};
 
-const EXAMPLES: [&str; 11] = [
+const EXAMPLES: [&str; 12] = [
     "feature-tracking",
+    "gpusync-host-work",
     "quickstart",
     "pdms-split",
     "global-fp",
