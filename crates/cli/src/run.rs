@@ -372,9 +372,9 @@ fn trace(w: &rtgpu_model::Workload, out: &RunOutcome) -> String {
     const GPU_TRACK: usize = 1_000;
     let mut gpus = std::collections::BTreeSet::new();
     for j in &out.jobs {
-        if let (Some(g), Some(last)) = (j.gpu, j.pieces.last()) {
+        if let (Some(g), Some(asked)) = (j.gpu, j.gpu_start) {
             gpus.insert(g.gpu);
-            let start = last.end + g.token_wait;
+            let start = asked + g.token_wait;
             events.push(serde_json::json!({
                 "name": format!("{}#{}", w.tasks[j.task].name, j.job),
                 "ph": "X",

@@ -120,9 +120,15 @@ pub struct JobRun {
     pub finish: Nanos,
     pub response_time: Nanos,
     pub deadline_miss: bool,
+    /// The CPU work, per piece and per stretch between GPU sections (a
+    /// GPU-using job runs half of its CPU time outside the section before
+    /// it and the rest after, as the simulator does).
     pub pieces: Vec<PieceRun>,
     /// The GPU section, for GPU-using tasks.
     pub gpu: Option<GpuRun>,
+    /// When the GPU section began (it asked for its token), from the start
+    /// of the run.
+    pub gpu_start: Option<Nanos>,
 }
 
 /// Per-task summary beside the analysed bound.
@@ -1051,6 +1057,65 @@ fn runs_on_cluster(plan: &Plan, task: usize) -> bool {
     plan.tasks.get(task).is_none_or(|t| t.pieces.is_empty())
 }
 
+/// Where a job is in its pieces (P-FP split tasks: one piece each
+/// otherwise): the piece it runs in, whether it has entered it (waited for
+/// its offset and moved to its CPUs) and the piece's budget left.
+struct PieceCursor<'a> {
+    spec: &'a TaskSpec,
+    release: Nanos,
+    t0: Nanos,
+    k: usize,
+    left: Nanos,
+    entered: bool,
+    runs: Vec<PieceRun>,
+}
+
+impl PieceCursor<'_> {
+    /// Runs `amount` of the job's CPU time from where it is, into later
+    /// pieces as budgets run out; CPU time past the last piece's budget is
+    /// not run (the plan's budgets add up to the wcet).
+    fn run(
+        &mut self,
+        mut amount: Nanos,
+        current: &mut usize,
+        apply: &dyn Fn(&[usize], SchedPolicy, &mut Vec<String>),
+        warnings: &mut Vec<String>,
+    ) {
+        while amount > 0 && self.k < self.spec.pieces.len() {
+            let (cpus, policy, budget, offset, planned) = &self.spec.pieces[self.k];
+            if !self.entered {
+                // Fixed offsets: never earlier than planned (seed 003 §III.B).
+                os::sleep_until(self.release + offset);
+                if self.k != *current {
+                    apply(cpus, *policy, warnings);
+                    *current = self.k;
+                }
+                self.left = *budget;
+                self.entered = true;
+            }
+            let p_start = monotonic_now();
+            let cpu_start = os::current_cpu();
+            let cpu0 = os::thread_cpu_time();
+            let work = amount.min(self.left);
+            os::spin_cpu_time(work);
+            amount -= work;
+            self.left -= work;
+            self.runs.push(PieceRun {
+                planned_core: *planned,
+                cpu_at_start: cpu_start,
+                cpu_at_end: os::current_cpu(),
+                start: p_start - self.t0,
+                end: monotonic_now() - self.t0,
+                cpu_time: os::thread_cpu_time() - cpu0,
+            });
+            if self.left == 0 {
+                self.k += 1;
+                self.entered = false;
+            }
+        }
+    }
+}
+
 fn task_thread(
     spec: TaskSpec,
     duration: Nanos,
@@ -1099,38 +1164,31 @@ fn task_thread(
             warnings.extend(d.release(slot, release + spec.deadline));
         }
         let start = monotonic_now();
-        // CPU time inside the GPU section runs there (`run_section`).
+        // CPU time inside the GPU section runs there (`run_section`); of
+        // the rest, a GPU-using job runs half before its section and half
+        // after (docs/simulator.md, "A GPU-using job").
         let in_section = spec.gpu.as_ref().map_or(0, |(_, _, w)| w.part.cpu);
-        let mut remaining = spec.wcet.saturating_sub(in_section);
-        let mut pieces = Vec::with_capacity(spec.pieces.len());
-        for (k, (cpus, policy, budget, offset, planned)) in spec.pieces.iter().enumerate() {
-            if remaining == 0 {
-                break;
-            }
-            // Fixed offsets: never earlier than planned (seed 003 §III.B).
-            os::sleep_until(release + offset);
-            if k != current {
-                apply(cpus, *policy, &mut warnings);
-                current = k;
-            }
-            let p_start = monotonic_now();
-            let cpu_start = os::current_cpu();
-            let cpu0 = os::thread_cpu_time();
-            let work = remaining.min(*budget);
-            os::spin_cpu_time(work);
-            remaining -= work;
-            pieces.push(PieceRun {
-                planned_core: *planned,
-                cpu_at_start: cpu_start,
-                cpu_at_end: os::current_cpu(),
-                start: p_start - t0,
-                end: monotonic_now() - t0,
-                cpu_time: os::thread_cpu_time() - cpu0,
-            });
-        }
-        // The GPU section, after the CPU work, on the last piece's core.
+        let outside = spec.wcet.saturating_sub(in_section);
+        let before = if spec.gpu.is_some() {
+            outside / 2
+        } else {
+            outside
+        };
+        let mut cpu = PieceCursor {
+            spec: &spec,
+            release,
+            t0,
+            k: 0,
+            left: 0,
+            entered: false,
+            runs: Vec::with_capacity(spec.pieces.len()),
+        };
+        cpu.run(before, &mut current, &apply, &mut warnings);
+        // The GPU section, on the core of the piece the job is in.
+        let mut gpu_start = None;
         let gpu = match (&spec.gpu, &client) {
             (Some((cg, backend, work)), Some(c)) => {
+                gpu_start = Some(monotonic_now() - t0);
                 match gpu_section::run_section(c, cg, backend.as_ref(), work, &mut last_gpu) {
                     Ok(r) => Some(r),
                     Err(e) => {
@@ -1141,6 +1199,8 @@ fn task_thread(
             }
             _ => None,
         };
+        cpu.run(outside - before, &mut current, &apply, &mut warnings);
+        let pieces = cpu.runs;
         // Back to the first piece's core for the next job.
         if current != 0 {
             if let Some((cpus, policy, ..)) = spec.pieces.first() {
@@ -1163,6 +1223,7 @@ fn task_thread(
             deadline_miss: response_time > spec.deadline,
             pieces,
             gpu,
+            gpu_start,
         });
     }
     let _ = os::set_sched_policy(0, SchedPolicy::Other { nice: 0 });

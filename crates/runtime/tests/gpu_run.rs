@@ -403,7 +403,8 @@ fn device_handoff_passes_the_lock_on_at_submission() {
 
 /// CPU time inside the GPU section (`gpu.cpu`) runs while the job holds
 /// its token, after the copy-in: every token hold covers it, and the
-/// job's pieces run only the rest of its wcet.
+/// job's pieces run only the rest of its wcet, half before the section
+/// and half after (as the simulator runs a GPU-using job).
 #[test]
 fn cpu_inside_the_section_is_spent_holding_the_token() {
     let text = r#"
@@ -435,5 +436,12 @@ gpu = { kernels = ["1 ms"], cpu = "2 ms" }
             (900_000..1_900_000).contains(&outside),
             "{outside} ns outside the section: {j:?}"
         );
+        let asked = j.gpu_start.expect("GPU section start");
+        assert_eq!(j.pieces.len(), 2, "{j:?}");
+        assert!(
+            j.pieces[0].end <= asked && asked <= j.pieces[1].start,
+            "{j:?}"
+        );
+        assert!(j.pieces[0].cpu_time >= 500_000 && j.pieces[1].cpu_time >= 500_000);
     }
 }
