@@ -1057,6 +1057,17 @@ fn runs_on_cluster(plan: &Plan, task: usize) -> bool {
     plan.tasks.get(task).is_none_or(|t| t.pieces.is_empty())
 }
 
+/// Moves the calling thread (task `index`'s) to `cpus` under `policy`;
+/// what the OS refuses becomes a warning.
+fn place(index: usize, cpus: &[usize], policy: SchedPolicy, warnings: &mut Vec<String>) {
+    if let Err(e) = os::set_affinity(0, cpus) {
+        warnings.push(format!("task {index}: {e}"));
+    }
+    if let Err(e) = os::set_sched_policy(0, policy) {
+        warnings.push(format!("task {index}: {e}"));
+    }
+}
+
 /// Where a job is in its pieces (P-FP split tasks: one piece each
 /// otherwise): the piece it runs in, whether it has entered it (waited for
 /// its offset and moved to its CPUs) and the piece's budget left.
@@ -1074,20 +1085,14 @@ impl PieceCursor<'_> {
     /// Runs `amount` of the job's CPU time from where it is, into later
     /// pieces as budgets run out; CPU time past the last piece's budget is
     /// not run (the plan's budgets add up to the wcet).
-    fn run(
-        &mut self,
-        mut amount: Nanos,
-        current: &mut usize,
-        apply: &dyn Fn(&[usize], SchedPolicy, &mut Vec<String>),
-        warnings: &mut Vec<String>,
-    ) {
+    fn run(&mut self, mut amount: Nanos, current: &mut usize, warnings: &mut Vec<String>) {
         while amount > 0 && self.k < self.spec.pieces.len() {
             let (cpus, policy, budget, offset, planned) = &self.spec.pieces[self.k];
             if !self.entered {
                 // Fixed offsets: never earlier than planned (seed 003 §III.B).
                 os::sleep_until(self.release + offset);
                 if self.k != *current {
-                    apply(cpus, *policy, warnings);
+                    place(self.spec.index, cpus, *policy, warnings);
                     *current = self.k;
                 }
                 self.left = *budget;
@@ -1125,12 +1130,7 @@ fn task_thread(
     let mut warnings = Vec::new();
     let index = spec.index;
     let apply = |cpus: &[usize], policy: SchedPolicy, warnings: &mut Vec<String>| {
-        if let Err(e) = os::set_affinity(0, cpus) {
-            warnings.push(format!("task {index}: {e}"));
-        }
-        if let Err(e) = os::set_sched_policy(0, policy) {
-            warnings.push(format!("task {index}: {e}"));
-        }
+        place(index, cpus, policy, warnings)
     };
     if let Some((cpus, policy, ..)) = spec.pieces.first() {
         apply(cpus, *policy, &mut warnings);
@@ -1183,7 +1183,7 @@ fn task_thread(
             entered: false,
             runs: Vec::with_capacity(spec.pieces.len()),
         };
-        cpu.run(before, &mut current, &apply, &mut warnings);
+        cpu.run(before, &mut current, &mut warnings);
         // The GPU section, on the core of the piece the job is in.
         let mut gpu_start = None;
         let gpu = match (&spec.gpu, &client) {
@@ -1199,7 +1199,7 @@ fn task_thread(
             }
             _ => None,
         };
-        cpu.run(outside - before, &mut current, &apply, &mut warnings);
+        cpu.run(outside - before, &mut current, &mut warnings);
         let pieces = cpu.runs;
         // Back to the first piece's core for the next job.
         if current != 0 {
