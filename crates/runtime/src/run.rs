@@ -1129,11 +1129,8 @@ fn task_thread(
 ) -> (Vec<JobRun>, Vec<String>, Option<String>) {
     let mut warnings = Vec::new();
     let index = spec.index;
-    let apply = |cpus: &[usize], policy: SchedPolicy, warnings: &mut Vec<String>| {
-        place(index, cpus, policy, warnings)
-    };
     if let Some((cpus, policy, ..)) = spec.pieces.first() {
-        apply(cpus, *policy, &mut warnings);
+        place(index, cpus, *policy, &mut warnings);
     }
     let ran_under = os::sched_policy(0).ok().map(SchedPolicy::describe);
     let client = match &spec.gpu {
@@ -1204,7 +1201,7 @@ fn task_thread(
         // Back to the first piece's core for the next job.
         if current != 0 {
             if let Some((cpus, policy, ..)) = spec.pieces.first() {
-                apply(cpus, *policy, &mut warnings);
+                place(index, cpus, *policy, &mut warnings);
             }
             current = 0;
         }
