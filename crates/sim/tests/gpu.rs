@@ -49,6 +49,21 @@ peer = "1 GB/s"
 base = "zero"
 "#;
 
+/// One core, one GPU (one copy engine), no overheads.
+const ONE_CORE_ONE_GPU: &str = r#"
+[[platform.cluster]]
+name = "c0"
+cores = 1
+gpus = ["gpu0"]
+
+[[platform.gpu]]
+name = "gpu0"
+copy_engines = 1
+
+[overheads]
+base = "zero"
+"#;
+
 /// CPU half, copy-in, kernels, copy-out, CPU half: nothing else.
 #[test]
 fn lone_gpu_job_takes_exactly_its_parts() {
@@ -693,19 +708,8 @@ gpu = {{ kernels = ["4 ms"] }}
 /// without donation, so the analysis charges ⌊(N − 1)/k⌋ = 2 holds.
 #[test]
 fn more_gpu_users_than_cpus_wait_behind_each_other() {
-    let w = wl(r#"
-[[platform.cluster]]
-name = "c0"
-cores = 1
-gpus = ["g0"]
-
-[[platform.gpu]]
-name = "g0"
-copy_engines = 1
-
-[overheads]
-base = "zero"
-
+    let w = wl(&format!(
+        r#"{ONE_CORE_ONE_GPU}
 [policy]
 cpu_scheduler = "C-EDF"
 gpu_allocator = "gpusync"
@@ -717,8 +721,9 @@ name = "t"
 count = 3
 period = "100 ms"
 wcet = "1 ms"
-gpu = { kernels = ["10 ms"] }
-"#);
+gpu = {{ kernels = ["10 ms"] }}
+"#
+    ));
     let (report, _) = rtgpu_analysis::workload::analyze(&w);
     let r = run(&w, 1_000_000_000);
     // Lemma 5: the kernel plus L^P, the whole CPU time (1 ms).
@@ -781,19 +786,8 @@ gpu = {{ kernels = ["4 ms"], cpu = "4 ms" }}
 /// 11.7 ms: 6.7 ms. Without inheritance M's 4.5 ms would come first.
 #[test]
 fn a_holder_runs_its_section_cpu_at_its_waiters_priority() {
-    let w = wl(r#"
-[[platform.cluster]]
-name = "c0"
-cores = 1
-gpus = ["gpu0"]
-
-[[platform.gpu]]
-name = "gpu0"
-copy_engines = 1
-
-[overheads]
-base = "zero"
-
+    let w = wl(&format!(
+        r#"{ONE_CORE_ONE_GPU}
 [policy]
 cpu_scheduler = "C-FP"
 gpu_allocator = "gpusync"
@@ -805,7 +799,7 @@ interrupts = "slih"
 name = "h"
 wcet = "0.2 ms"
 period = "5 ms"
-gpu = { kernels = ["0.3 ms"] }
+gpu = {{ kernels = ["0.3 ms"] }}
 
 [[task]]
 name = "m"
@@ -816,8 +810,9 @@ period = "9 ms"
 name = "l"
 wcet = "6 ms"
 period = "100 ms"
-gpu = { kernels = ["0.5 ms"], cpu = "6 ms" }
-"#);
+gpu = {{ kernels = ["0.5 ms"], cpu = "6 ms" }}
+"#
+    ));
     let r = simulate(
         &w,
         &SimConfig {
