@@ -241,6 +241,30 @@ fn exact_holds(w: &Workload) -> bool {
             .all(|t| t.gpu.as_ref().is_none_or(|g| g.cpu == 0))
 }
 
+/// Task `t` of a schedulable workload `w` against its report `tr`: its
+/// response time within the bound, and its GPU wait within the charged
+/// one where holds are exact ([`gpu_wait_bound`]); what exceeds goes to
+/// `exceeded`.
+fn check_response_and_wait(
+    w: &Workload,
+    t: &rtgpu_sim::TaskStats,
+    tr: &rtgpu_analysis::workload::TaskReport,
+    exceeded: &mut Vec<String>,
+) {
+    let Some(bound) = tr.response_time else {
+        panic!("{}: schedulable but no bound for {}", w.name, t.name)
+    };
+    if t.max_response > bound {
+        exceeded.push(over_bound(w, "", &t.name, t.max_response, bound));
+    }
+    match gpu_wait_bound(tr) {
+        Some(wait) if t.max_blocking > wait && exact_holds(w) => {
+            exceeded.push(over_bound(w, ", GPU wait", &t.name, t.max_blocking, wait));
+        }
+        _ => {}
+    }
+}
+
 /// `RTGPU_GPU_SOUNDNESS_N`, 2,500 unless set.
 fn count() -> u64 {
     std::env::var("RTGPU_GPU_SOUNDNESS_N")
@@ -288,21 +312,10 @@ fn gpu_aware_bounds_are_sound() {
         .unwrap_or_else(|e| panic!("{}: {e}", w.name));
         jobs += r.jobs;
         for (t, tr) in r.tasks.iter().zip(&report.tasks) {
-            let Some(bound) = tr.response_time else {
-                panic!("{}: schedulable but no bound for {}", w.name, t.name)
-            };
             if t.uses_gpu {
                 gpu_jobs_bounded += t.jobs;
             }
-            if t.max_response > bound {
-                exceeded.push(over_bound(&w, "", &t.name, t.max_response, bound));
-            }
-            match gpu_wait_bound(tr) {
-                Some(wait) if t.max_blocking > wait && exact_holds(&w) => {
-                    exceeded.push(over_bound(&w, ", GPU wait", &t.name, t.max_blocking, wait));
-                }
-                _ => {}
-            }
+            check_response_and_wait(&w, t, tr, &mut exceeded);
         }
     }
     eprintln!(
@@ -641,18 +654,7 @@ fn gpu_waits_with_more_gpu_users_than_cores_are_sound() {
         let r = simulate(&w, &sim_config(k, k % 2 == 1, 200_000_000))
             .unwrap_or_else(|e| panic!("{}: {e}", w.name));
         for (t, tr) in r.tasks.iter().zip(&report.tasks) {
-            let Some(bound) = tr.response_time else {
-                panic!("{}: schedulable but no bound for {}", w.name, t.name)
-            };
-            if t.max_response > bound {
-                exceeded.push(over_bound(&w, "", &t.name, t.max_response, bound));
-            }
-            match gpu_wait_bound(tr) {
-                Some(wait) if t.max_blocking > wait && exact_holds(&w) => {
-                    exceeded.push(over_bound(&w, ", GPU wait", &t.name, t.max_blocking, wait));
-                }
-                _ => {}
-            }
+            check_response_and_wait(&w, t, tr, &mut exceeded);
         }
     }
     eprintln!(
