@@ -253,6 +253,21 @@ pub fn partition_with(
     heuristic: Heuristic,
     servers: &[Server],
 ) -> Partition {
+    partition_keeping(tasks, cores, heuristic, servers, &[])
+}
+
+/// [`partition_with`] that never splits the tasks with `whole[i]` set (input
+/// positions; missing entries are false): MaximalSplit gives them C' = 0,
+/// as tasks seed 003's split does not apply to ([`is_splittable`]), so they
+/// go whole to a later core. For tasks whose pieces could not be analysed
+/// (GPU-using tasks that suspend, `rtgpu analyze` under P-FP).
+pub fn partition_keeping(
+    tasks: &[Task],
+    cores: usize,
+    heuristic: Heuristic,
+    servers: &[Server],
+    whole: &[bool],
+) -> Partition {
     let top = server::with_servers_above(servers, &[]);
     if let Some(unplaced) = first_infeasible(tasks, &top) {
         return Partition {
@@ -268,12 +283,19 @@ pub fn partition_with(
             order,
             priority,
         } => fit(tasks, cores, rule, order, priority, &top),
-        Heuristic::PdmsHpts { order } => pdms_hpts(tasks, cores, order, Build::Partition, &top)
-            .expect("Build::Partition returns a partition"),
-        Heuristic::PdmsHptsDs => {
-            pdms_hpts(tasks, cores, Order::DecreasingSize, Build::Partition, &top)
+        Heuristic::PdmsHpts { order } => {
+            pdms_hpts(tasks, cores, order, Build::Partition, &top, whole)
                 .expect("Build::Partition returns a partition")
         }
+        Heuristic::PdmsHptsDs => pdms_hpts(
+            tasks,
+            cores,
+            Order::DecreasingSize,
+            Build::Partition,
+            &top,
+            whole,
+        )
+        .expect("Build::Partition returns a partition"),
     }
 }
 
@@ -299,11 +321,17 @@ pub fn is_partitionable_with(
     match heuristic {
         Heuristic::Fit { .. } => partition_with(tasks, cores, heuristic, servers).schedulable,
         Heuristic::PdmsHpts { order } => {
-            pdms_hpts(tasks, cores, order, Build::Decision, &top).is_none()
+            pdms_hpts(tasks, cores, order, Build::Decision, &top, &[]).is_none()
         }
-        Heuristic::PdmsHptsDs => {
-            pdms_hpts(tasks, cores, Order::DecreasingSize, Build::Decision, &top).is_none()
-        }
+        Heuristic::PdmsHptsDs => pdms_hpts(
+            tasks,
+            cores,
+            Order::DecreasingSize,
+            Build::Decision,
+            &top,
+            &[],
+        )
+        .is_none(),
     }
 }
 
@@ -1319,6 +1347,7 @@ fn pdms_hpts(
     order: Order,
     build: Build,
     top: &[Task],
+    whole: &[bool],
 ) -> Option<Partition> {
     // Scratch space is kept per thread across calls: partitioning many
     // small task sets is the common use and would otherwise spend a tenth
@@ -1327,12 +1356,18 @@ fn pdms_hpts(
         static WORKSPACE: std::cell::RefCell<Workspace> = Default::default();
     }
     WORKSPACE.with(|ws| match ws.try_borrow_mut() {
-        Ok(mut ws) if top.is_empty() => pdms_hpts_in::<false>(tasks, m, order, build, top, &mut ws),
-        Ok(mut ws) => pdms_hpts_in::<true>(tasks, m, order, build, top, &mut ws),
-        Err(_) if top.is_empty() => {
-            pdms_hpts_in::<false>(tasks, m, order, build, top, &mut Workspace::default())
+        Ok(mut ws) if top.is_empty() => {
+            pdms_hpts_in::<false>(tasks, m, order, build, top, whole, &mut ws)
         }
-        Err(_) => pdms_hpts_in::<true>(tasks, m, order, build, top, &mut Workspace::default()),
+        Ok(mut ws) => pdms_hpts_in::<true>(tasks, m, order, build, top, whole, &mut ws),
+        Err(_) if top.is_empty() => {
+            let ws = &mut Workspace::default();
+            pdms_hpts_in::<false>(tasks, m, order, build, top, whole, ws)
+        }
+        Err(_) => {
+            let ws = &mut Workspace::default();
+            pdms_hpts_in::<true>(tasks, m, order, build, top, whole, ws)
+        }
     })
 }
 
@@ -1354,6 +1389,7 @@ fn pdms_hpts_in<const S: bool>(
     order: Order,
     build: Build,
     top: &[Task],
+    whole: &[bool],
     ws: &mut Workspace,
 ) -> Option<Partition> {
     let Workspace {
@@ -1402,7 +1438,7 @@ fn pdms_hpts_in<const S: bool>(
         if cores[j].try_insert_by::<S>(item, dm_less, resp_scratch) {
             continue;
         }
-        hp_task_split::<S>(&mut cores[j], &mut queue, item, scratch);
+        hp_task_split::<S>(&mut cores[j], &mut queue, item, scratch, whole);
         j += 1; // Available_j ← FALSE
     }
     *queue_items = queue.items;
@@ -1425,6 +1461,7 @@ fn hp_task_split<const S: bool>(
     queue: &mut Queue,
     failed: Item,
     s: &mut SplitScratch,
+    whole: &[bool],
 ) {
     // EnqueueHP(Allocated_Queue_j, τ_f) on a copy, so that the restore
     // branch needs no undo.
@@ -1456,7 +1493,8 @@ fn hp_task_split<const S: bool>(
     // [`maximal_split_with`], by the faster equivalent [`max_top_wcet`]).
     // The core without τ is schedulable; C' < C because the core with all
     // of τ on top was not.
-    let first = if is_splittable(&last.task) && last.task.wcet > 0 {
+    let kept_whole = whole.get(last.index).copied().unwrap_or(false);
+    let first = if is_splittable(&last.task) && !kept_whole && last.task.wcet > 0 {
         let (p, d, cap) = (last.task.period, last.task.deadline, last.task.wcet - 1);
         max_top_wcet(rest, top, &s.resp, p, d, cap, &mut s.points)
     } else {
@@ -1607,6 +1645,20 @@ mod tests {
         assert_eq!(p.cores[1][1].response_time, 8);
         assert_eq!(p.tasks[0].cores, vec![0, 1]);
         assert_eq!(p.split_tasks(), 1);
+    }
+
+    /// The set above with τ0 kept whole: MaximalSplit gives it C' = 0, the
+    /// restore branch puts it back on core 0 and τ1 goes on; τ1 is split
+    /// on core 1 instead and its remainder finds no core. τ0 is never cut.
+    #[test]
+    fn kept_whole_tasks_are_never_split() {
+        let ts: Vec<Task> = (0..3).map(|i| Task::implicit(i, 6, 10)).collect();
+        let p = partition_keeping(&ts, 2, DS, &[], &[true]);
+        assert_eq!(p.tasks[0].cores.len(), 1, "{p:?}");
+        assert!(p.cores.iter().flatten().all(|x| x.task != 0 || x.wcet == 6));
+        assert!(!p.schedulable);
+        // Nothing kept whole: the split of `first_fit_fails_ds_splits`.
+        assert!(partition_keeping(&ts, 2, DS, &[], &[false; 3]).schedulable);
     }
 
     #[test]

@@ -1061,7 +1061,15 @@ fn analyze_pfp(
         // test, split budgets included), and only there: the pieces'
         // response times come out with them, and charge_core_interference
         // adds what the partitioner does not see.
-        let mut result = partition::partition_with(&input, cores.len(), heur, cx.servers);
+        // A split GPU-using task leaves the tasks of its cores without a
+        // bound (`a_split_gpu_task_takes_the_bounds_of_its_cores`): place
+        // GPU-using tasks whole where that works, else split them too.
+        let whole: Vec<bool> = input.iter().map(|t| w.tasks[t.id].uses_gpu()).collect();
+        let mut result =
+            partition::partition_keeping(&input, cores.len(), heur, cx.servers, &whole);
+        if !result.schedulable && whole.contains(&true) {
+            result = partition::partition_with(&input, cores.len(), heur, cx.servers);
+        }
         charge_core_interference(cx, any_gpu, &mut result);
         if let Some(u) = &result.unplaced {
             let why = match u.reason {

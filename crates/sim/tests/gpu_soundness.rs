@@ -152,13 +152,20 @@ fn random_workload(rng: &mut Rng, k: u64) -> Workload {
         },
         policy: Policy {
             cpu_scheduler: sched,
-            partitioning: Partitioning::Fit {
-                rule: if rng.range(0, 1) == 0 {
-                    FitRule::First
-                } else {
-                    FitRule::Worst
+            // Every other P-FP workload (k % 10 == 0) by PDMS_HPTS_DS, which
+            // may split tasks (GPU-using ones only when they fit whole
+            // nowhere); from k, so the drawn workloads stay those of
+            // earlier runs.
+            partitioning: match rng.range(0, 1) {
+                _ if k % 10 == 0 => Partitioning::PdmsHptsDs,
+                0 => Partitioning::Fit {
+                    rule: FitRule::First,
+                    order: SortOrder::DecreasingUtilization,
                 },
-                order: SortOrder::DecreasingUtilization,
+                _ => Partitioning::Fit {
+                    rule: FitRule::Worst,
+                    order: SortOrder::DecreasingUtilization,
+                },
             },
             priority: PriorityAssignment::DeadlineMonotonic,
             gpu_allocator: allocator,

@@ -157,38 +157,41 @@ gpu = {{ kernels = ["50 us"], vgpu = "lo" }}
 /// bottom halves (klmirqd), which the per-core analysis of pieces at fixed
 /// offsets does not charge. Found by a targeted search: t2, below the
 /// split task's first piece, at 1.892 ms against a claimed 1.703 ms. The
-/// analysis now claims no bound for the tasks on the split task's cores;
-/// whatever it still bounds holds in the simulation.
+/// analysis claims no bound for the tasks on a split GPU task's cores, and
+/// places GPU-using tasks whole where it can (`partition_keeping`): that
+/// workload now keeps its GPU task t0 on one core and every task bounded,
+/// within its bound in the simulation; one whose GPU task fits whole on no
+/// core is still split, its cores unbounded.
 #[test]
 fn a_split_gpu_task_takes_the_bounds_of_its_cores() {
-    let p: std::path::PathBuf = [
-        env!("CARGO_MANIFEST_DIR"),
-        "tests",
-        "split-gpu-klmirqd.toml",
-    ]
-    .iter()
-    .collect();
-    let w = rtgpu_model::load_workload(&p).unwrap_or_else(|e| panic!("{e}"));
+    let fixture = |name: &str| {
+        let p: std::path::PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", name].iter().collect();
+        rtgpu_model::load_workload(&p).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let split_note = |r: &rtgpu_analysis::workload::Report| {
+        r.notes
+            .iter()
+            .any(|n| n.contains("outside seed 003's model"))
+    };
+    let w = fixture("split-gpu-klmirqd.toml");
     let (report, _) = analyze(&w);
-    let t2 = report.tasks.iter().find(|t| t.name == "t2").expect("t2");
-    assert_eq!(
-        t2.response_time, None,
-        "t2 shares a core with a split GPU task"
-    );
-    assert!(report
-        .notes
-        .iter()
-        .any(|n| n.contains("outside seed 003's model")));
-    within_bounds(
-        &w,
-        &report,
-        &SimConfig {
-            duration: 200_000_000,
-            seed: 4_537_592,
-            drain: true,
-            ..SimConfig::default()
-        },
-    );
+    let t0 = report.tasks.iter().find(|t| t.name == "t0").expect("t0");
+    assert_eq!(t0.pieces.len(), 1, "the GPU task is placed whole");
+    assert!(!split_note(&report));
+    let cfg = SimConfig {
+        duration: 200_000_000,
+        seed: 4_537_592,
+        drain: true,
+        ..SimConfig::default()
+    };
+    assert_eq!(within_bounds(&w, &report, &cfg), w.tasks.len());
+
+    let w = fixture("split-gpu-fallback.toml");
+    let (report, _) = analyze(&w);
+    let t1 = report.tasks.iter().find(|t| t.name == "t1").expect("t1");
+    assert_eq!(t1.pieces.len(), 2, "no core takes the GPU task whole");
+    assert!(split_note(&report));
+    assert!(report.tasks.iter().all(|t| t.response_time.is_none()));
 }
 
 /// Under P-FP with several clusters and no task bound to one, a GPU-using
