@@ -157,7 +157,7 @@ fn random_workload(rng: &mut Rng, k: u64) -> Workload {
             // nowhere); from k, so the drawn workloads stay those of
             // earlier runs.
             partitioning: match rng.range(0, 1) {
-                _ if k % 10 == 0 => Partitioning::PdmsHptsDs,
+                _ if k.is_multiple_of(10) => Partitioning::PdmsHptsDs,
                 0 => Partitioning::Fit {
                     rule: FitRule::First,
                     order: SortOrder::DecreasingUtilization,
