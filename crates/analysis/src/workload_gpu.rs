@@ -72,6 +72,8 @@ pub struct GpuTaskReport {
     pub copy_time: Time,
     /// Own kernels.
     pub kernel_time: Time,
+    /// CPU time inside the section, holding the GPU (`GpuPart::cpu`).
+    pub section_cpu: Time,
     /// η_i: GPU interrupts per job.
     pub interrupts: u32,
     /// GPUSync: copy- and execution-engine requests per job.
@@ -255,6 +257,7 @@ pub fn analyze_gpus(
                 allocator: String::new(),
                 copy_time: 0,
                 kernel_time: 0,
+                section_cpu: t.gpu.as_ref().map_or(0, |g| g.cpu),
                 interrupts: eta,
                 copy_requests: None,
                 exec_requests: None,

@@ -261,18 +261,29 @@ fn gpu_sections(o: &mut String, r: &Report) {
             o,
             "\nGPU use (wait bounds: seed 000 App. A, seed 004 App. A, vGPU)"
         );
+        // The CPU time inside sections, when some task has any.
+        let in_section = gpu.iter().any(|(_, g)| g.section_cpu > 0);
+        let cpu_col = |v: String| if in_section { format!(" {v:>10}") } else { String::new() };
         let _ = writeln!(
             o,
-            "{:<16} {:>10} {:>10} {:>4} {:>11} {:>11} {:>11}  allocator",
-            "task", "copies", "kernels", "eta", "GPU wait", "engine blk", "token hold"
+            "{:<16} {:>10} {:>10}{} {:>4} {:>11} {:>11} {:>11}  allocator",
+            "task",
+            "copies",
+            "kernels",
+            cpu_col("CPU in".into()),
+            "eta",
+            "GPU wait",
+            "engine blk",
+            "token hold"
         );
         for (t, g) in &gpu {
             let _ = writeln!(
                 o,
-                "{:<16} {:>10} {:>10} {:>4} {:>11} {:>11} {:>11}  {}",
+                "{:<16} {:>10} {:>10}{} {:>4} {:>11} {:>11} {:>11}  {}",
                 truncate(&t.name, 16),
                 duration(g.copy_time),
                 duration(g.kernel_time),
+                cpu_col(duration(g.section_cpu)),
                 g.interrupts,
                 if g.unbounded_because.is_some() {
                     "unbounded".to_string()
