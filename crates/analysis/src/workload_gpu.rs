@@ -22,8 +22,12 @@
 //!   one FIFO queue per GPU, b_i = Σ l_j over the other tasks of its GPU
 //!   (Theorem 1 with k = 1, which is exact).
 //! - **GPUSync** (seed 004 App. A): one copy-engine request per chunk of
-//!   each transfer; e_i = number of kernels; L^C_max = the longest chunk at
-//!   the slowest bandwidth; L^E_max = the longest kernel; L^P_max = the
+//!   each transfer; one execution-engine request per job (e_i = 1: a job
+//!   holds the execution lock from its first kernel to its last, as §4.2's
+//!   engine locks are released "once all of its engine-related operations
+//!   complete", in the simulator and `rtgpu run` alike); L^C_max = the
+//!   longest chunk at the slowest bandwidth; L^E_max = the longest job's
+//!   kernels with their interrupt handling; L^P_max = the
 //!   largest CPU cost among the domain's GPU-using tasks (the model does
 //!   not say which part of the CPU work runs while the token is held, so
 //!   all of it may). Peer copies use N^C_dgl or N^C_nest per the policy;
@@ -419,6 +423,7 @@ fn gpusync_bounds(
         .host_to_device
         .min(bw.device_to_host)
         .min(if can_migrate { bw.peer } else { u64::MAX });
+    let irq = w.overheads.th.saturating_add(w.overheads.bh);
     let mut largest_transfer = 0u64;
     let mut reqs = Vec::with_capacity(members.len());
     let mut max = GpuSyncMaxima::default();
@@ -429,11 +434,15 @@ fn gpusync_bounds(
         for b in [gp.copy_in, gp.copy_out, state] {
             largest_transfer = largest_transfer.max(b);
         }
+        // One execution-engine request per job: the holder keeps the lock
+        // from its first kernel to its last (module docs).
         reqs.push(GpuSyncRequest {
             copy_requests: gpusync::copy_requests(&[gp.copy_in, gp.copy_out, state], p.chunk_size),
-            exec_requests: gp.kernels.len() as u64,
+            exec_requests: u64::from(!gp.kernels.is_empty()),
         });
-        max.exec = max.exec.max(gp.kernels.iter().copied().max().unwrap_or(0));
+        let kernels = gp.kernels.iter().fold(0, |a: Time, &k| a.saturating_add(k));
+        let handled = crate::overheads::mul(gp.kernels.len() as u64, irq);
+        max.exec = max.exec.max(kernels.saturating_add(handled));
         max.cpu = max.cpu.max(t.wcet);
     }
     let chunk = p
@@ -443,12 +452,9 @@ fn gpusync_bounds(
     // Every engine-lock request's operation (a kernel, a copy chunk) raises
     // one completion interrupt, and its holder keeps the lock until the
     // interrupt is handled, as a k-FMLP holder keeps its GPU
-    // ([`critical_section`], seed 000 App. B's s_i): L^E and L^C grow by
-    // Δth + Δbh (0 without overheads), and with them the token hold.
-    let irq = w.overheads.th.saturating_add(w.overheads.bh);
-    if max.exec > 0 {
-        max.exec = max.exec.saturating_add(irq);
-    }
+    // ([`critical_section`], seed 000 App. B's s_i): L^C grows by Δth + Δbh
+    // (0 without overheads), L^E by that per kernel (above), and with them
+    // the token hold.
     if max.copy > 0 {
         max.copy = max.copy.saturating_add(irq);
     }

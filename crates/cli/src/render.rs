@@ -263,7 +263,13 @@ fn gpu_sections(o: &mut String, r: &Report) {
         );
         // The CPU time inside sections, when some task has any.
         let in_section = gpu.iter().any(|(_, g)| g.section_cpu > 0);
-        let cpu_col = |v: String| if in_section { format!(" {v:>10}") } else { String::new() };
+        let cpu_col = |v: String| {
+            if in_section {
+                format!(" {v:>10}")
+            } else {
+                String::new()
+            }
+        };
         let _ = writeln!(
             o,
             "{:<16} {:>10} {:>10}{} {:>4} {:>11} {:>11} {:>11}  allocator",

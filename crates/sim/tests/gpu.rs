@@ -838,3 +838,42 @@ gpu = {{ kernels = ["0.5 ms"], cpu = "6 ms" }}
         .find(|j| j.task == 1 && j.release == 9_000_000);
     assert_eq!(m2.and_then(|j| j.start), Some(10_800_000));
 }
+
+/// A job holds the execution lock from its first kernel to its last
+/// (seed 004 §4.2: released "once all of its engine-related operations
+/// complete"; `rtgpu run` too), so a co-holder waits for all of them: one
+/// execution-engine request per job, L^E_max the longest job's kernels.
+/// With ρ = 2 both jobs get a token at once; B's one kernel waits for A's
+/// four (12 ms), which the analysis' engine blocking must cover (it
+/// charged B one 3 ms kernel per request before).
+#[test]
+fn engine_blocking_covers_a_co_holders_whole_kernel_sequence() {
+    let w = wl(&format!(
+        r#"{ONE_GPU}
+[policy]
+cpu_scheduler = "G-EDF"
+gpu_allocator = "gpusync"
+tokens_per_gpu = 2
+engine_locks = true
+
+[[task]]
+name = "a"
+wcet = "10 us"
+period = "100 ms"
+gpu = {{ kernels = ["3 ms", "3 ms", "3 ms", "3 ms"] }}
+
+[[task]]
+name = "b"
+wcet = "1 ms"
+period = "100 ms"
+gpu = {{ kernels = ["3 ms"] }}
+"#
+    ));
+    let (report, _) = rtgpu_analysis::workload::analyze(&w);
+    let r = run(&w, 50_000_000);
+    let b = &r.tasks[1];
+    assert_eq!(b.max_blocking, 12_000_000 - 500_000 + 5_000);
+    let g = report.tasks[1].gpu.as_ref().expect("GPU report");
+    assert_eq!(g.engine_blocking, Some(12_000_000));
+    assert!(b.max_blocking <= g.engine_blocking.unwrap_or(0));
+}
