@@ -39,6 +39,51 @@ impl Workload {
     pub fn vgpu_policy(&self, gpu: usize) -> Option<VgpuPolicy> {
         self.vgpus.iter().find(|v| v.gpu == gpu).map(|v| v.policy)
     }
+
+    /// The GPU pools, each shared through one allocator: one per cluster
+    /// (seed 004 §4.2: one per NUMA node), or one over every GPU under a
+    /// global scheduler (G-FP, G-EDF), whose tasks run on every core. The
+    /// analysis, the simulator and `rtgpu run` alike.
+    pub fn gpu_pools(&self) -> Vec<GpuPool> {
+        let p = &self.platform;
+        if self.policy.cpu_scheduler.is_global() {
+            return vec![GpuPool {
+                gpus: (0..p.gpus.len()).collect(),
+                cores: p.total_cores(),
+            }];
+        }
+        p.clusters
+            .iter()
+            .enumerate()
+            .map(|(c, cluster)| GpuPool {
+                gpus: (p.gpus.iter().enumerate())
+                    .filter(|(_, g)| g.cluster == c)
+                    .map(|(i, _)| i)
+                    .collect(),
+                cores: cluster.cores,
+            })
+            .collect()
+    }
+
+    /// The index in [`Workload::gpu_pools`] of the pool that cluster
+    /// `cluster`'s tasks use.
+    pub fn gpu_pool_of(&self, cluster: usize) -> usize {
+        if self.policy.cpu_scheduler.is_global() {
+            0
+        } else {
+            cluster
+        }
+    }
+}
+
+/// GPUs shared through one allocator ([`Workload::gpu_pools`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuPool {
+    /// Indices into `Platform::gpus`, ascending (a GPU's place here is its
+    /// index in the pool's allocator).
+    pub gpus: Vec<usize>,
+    /// The cores its users run on (m of GPUSync's R²DGLP).
+    pub cores: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -166,6 +211,13 @@ pub enum CpuScheduler {
     GlobalFp,
     ClusteredEdf,
     GlobalEdf,
+}
+
+impl CpuScheduler {
+    /// G-FP or G-EDF: one scheduling domain over every core.
+    pub fn is_global(self) -> bool {
+        matches!(self, CpuScheduler::GlobalFp | CpuScheduler::GlobalEdf)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

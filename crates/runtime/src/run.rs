@@ -484,13 +484,19 @@ pub fn run(
         .zip(&plan.tasks)
         .map(|(t, pt)| cluster_of(t, pt))
         .collect();
-    // Static assignment: the k-th GPU-using task of a cluster outside any
-    // vGPU, in file order, gets the cluster's GPU k mod g (the analysis'
-    // and the simulator's rule).
+    // Each task's GPU pool (`Workload::gpu_pools`: its cluster's, or the
+    // one over every GPU under a global scheduler), an index of `clusters`.
+    let pools_of: Vec<Option<usize>> = clusters_of
+        .iter()
+        .map(|c| c.map(|c| workload.gpu_pool_of(c)))
+        .collect();
+    // Static assignment: the k-th GPU-using task of a pool outside any
+    // vGPU, in file order, gets the pool's GPU k mod g (the analysis' and
+    // the simulator's rule).
     let static_slot = |index: usize| {
         (0..index)
             .filter(|&j| {
-                clusters_of[j] == clusters_of[index]
+                pools_of[j] == pools_of[index]
                     && workload.tasks[j]
                         .gpu
                         .as_ref()
@@ -560,8 +566,8 @@ pub fn run(
             };
             let cluster = clusters_of[index];
             let gpu =
-                match (&task.gpu, &backend, cluster) {
-                    (Some(part), Some(b), Some(ci)) => match clusters.get(ci).cloned().flatten() {
+                match (&task.gpu, &backend, pools_of[index]) {
+                    (Some(part), Some(b), Some(pi)) => match clusters.get(pi).cloned().flatten() {
                         Some(cg) => {
                             // A SCHED_DEADLINE owner runs its own bottom halves
                             // in its reservation (klmirqd's dependent mode and

@@ -445,3 +445,56 @@ gpu = { kernels = ["1 ms"], cpu = "2 ms" }
         assert!(j.pieces[0].cpu_time >= 500_000 && j.pieces[1].cpu_time >= 500_000);
     }
 }
+
+/// Under a global scheduler every GPU of the platform is one pool
+/// (`Workload::gpu_pools`), as the analysis and the simulator have it:
+/// the tasks not bound to a cluster use both clusters' GPUs (they used to
+/// queue on the first cluster's only), and one bound to the second cluster
+/// uses the same pool.
+#[test]
+fn global_schedulers_share_every_gpu() {
+    let text = r#"
+[[platform.cluster]]
+name = "c0"
+cores = 1
+gpus = ["g0"]
+[[platform.cluster]]
+name = "c1"
+cores = 1
+gpus = ["g1"]
+[[platform.gpu]]
+name = "g0"
+copy_engines = 1
+[[platform.gpu]]
+name = "g1"
+copy_engines = 1
+[overheads]
+base = "zero"
+[policy]
+cpu_scheduler = "G-EDF"
+gpu_allocator = "gpusync"
+tokens_per_gpu = 1
+engine_locks = true
+[[task]]
+name = "t"
+count = 2
+wcet = "1 ms"
+period = "20 ms"
+gpu = { kernels = ["5 ms"] }
+[[task]]
+name = "bound"
+cluster = "c1"
+wcet = "1 ms"
+period = "40 ms"
+gpu = { kernels = ["1 ms"] }
+"#;
+    let w = rtgpu_model::parse_workload(text, "global.toml").expect("valid");
+    let out = run_planned_without_gpus(&w, 100_000_000, false, KlmirqdMode::Dependent);
+    let used: std::collections::BTreeSet<usize> = out
+        .jobs
+        .iter()
+        .filter_map(|j| j.gpu.map(|g| g.gpu))
+        .collect();
+    assert_eq!(used.into_iter().collect::<Vec<_>>(), [0, 1]);
+    assert!(out.jobs.iter().all(|j| j.gpu.is_some()));
+}

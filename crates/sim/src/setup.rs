@@ -271,26 +271,21 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
         )));
     }
 
-    // GPU groups: one allocator per cluster (per NUMA node, seed 004
-    // §4.2), or one over every GPU under a global scheduler.
-    let global = matches!(sched, CpuScheduler::GlobalFp | CpuScheduler::GlobalEdf);
-    let ngroups = if global { 1 } else { w.platform.clusters.len() };
-    let mut groups: Vec<GroupSetup> = (0..ngroups)
-        .map(|c| GroupSetup {
-            gpus: Vec::new(),
+    // GPU groups: one allocator per pool (`Workload::gpu_pools`: per
+    // cluster, or one over every GPU under a global scheduler).
+    let pools = w.gpu_pools();
+    let mut groups: Vec<GroupSetup> = pools
+        .iter()
+        .map(|pool| GroupSetup {
+            gpus: pool.gpus.clone(),
             distance: Vec::new(),
-            cpus: if global {
-                w.platform.total_cores() as usize
-            } else {
-                w.platform.clusters[c].cores as usize
-            },
+            cpus: pool.cores as usize,
         })
         .collect();
     let mut gpus = Vec::new();
     for (g, gpu) in w.platform.gpus.iter().enumerate() {
-        let group = if global { 0 } else { gpu.cluster };
-        let local = groups[group].gpus.len();
-        groups[group].gpus.push(g);
+        let group = w.gpu_pool_of(gpu.cluster);
+        let local = groups[group].gpus.iter().position(|&x| x == g).unwrap_or(0);
         let first = w
             .platform
             .clusters
@@ -316,7 +311,8 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
             .collect();
     }
     let bw = w.platform.bandwidth;
-    let mut static_next = vec![0usize; ngroups];
+    let global = sched.is_global();
+    let mut static_next = vec![0usize; groups.len()];
     for (i, t) in w.tasks.iter().enumerate() {
         let Some(g) = &t.gpu else { continue };
         let ts = &mut tasks[i];
@@ -331,13 +327,9 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
             _ if global => t.cluster.unwrap_or(0),
             _ => report.tasks[i].cluster.unwrap_or(0),
         };
-        let group = if let Some(v) = g.vgpu {
-            let gg = w.vgpus[v].gpu;
-            gpus[gg].group
-        } else if global {
-            0
-        } else {
-            cluster
+        let group = match g.vgpu {
+            Some(v) => gpus[w.vgpus[v].gpu].group,
+            None => w.gpu_pool_of(cluster),
         };
         if groups[group].gpus.is_empty() {
             return Err(SimError(format!(

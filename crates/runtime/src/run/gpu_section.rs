@@ -49,8 +49,10 @@ pub fn vgpu_slot(w: &Workload, v: usize) -> Option<(usize, usize)> {
     Some((gpu, w.vgpus[..v].iter().filter(|x| x.gpu == gpu).count()))
 }
 
-/// Builds one arbiter per cluster that has GPUs (GPUSync keeps one token
-/// allocator per cluster, seed 004 §4.2).
+/// Builds one arbiter per GPU pool that has GPUs ([`Workload::gpu_pools`]:
+/// per cluster, as GPUSync keeps one token allocator per cluster, seed 004
+/// §4.2, or one over every GPU under a global scheduler), indexed as the
+/// pools are.
 ///
 /// With klmirqd interrupt handling (`policy.interrupts`) and real-time
 /// priorities, each GPU's NVIDIA interrupt threads (found by the PCI
@@ -80,8 +82,7 @@ pub fn cluster_arbiters(
             std::array::from_fn(|d| if d == 0 { hold } else { hold + state })
         })
         .collect();
-    w.platform
-        .clusters
+    w.gpu_pools()
         .iter()
         .map(|c| {
             if c.gpus.is_empty() {
