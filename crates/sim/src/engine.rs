@@ -109,6 +109,22 @@ struct Thread {
     run_start: Time,
 }
 
+impl Thread {
+    /// An idle interrupt or section thread of `domain`, keyed when it runs.
+    fn idle(domain: u32) -> Thread {
+        Thread {
+            domain,
+            key: 0,
+            state: TState::Idle,
+            remaining: 0,
+            piece_left: Time::MAX,
+            seg_start: 0,
+            seg_len: 0,
+            run_start: 0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     Only,
@@ -464,19 +480,10 @@ impl Engine {
             });
         }
         for gpu in &s.gpus {
-            threads.push(Thread {
-                domain: match s.bottom_half_server {
-                    Some(_) => DL,
-                    None => s.core_domain[gpu.irq_core] as u32,
-                },
-                key: 0,
-                state: TState::Idle,
-                remaining: 0,
-                piece_left: Time::MAX,
-                seg_start: 0,
-                seg_len: 0,
-                run_start: 0,
-            });
+            threads.push(Thread::idle(match s.bottom_half_server {
+                Some(_) => DL,
+                None => s.core_domain[gpu.irq_core] as u32,
+            }));
         }
         let section0 = threads.len();
         if s.tasks
@@ -484,16 +491,7 @@ impl Engine {
             .any(|t| t.gpu.as_ref().is_some_and(|g| g.cpu > 0))
         {
             for t in &s.tasks {
-                threads.push(Thread {
-                    domain: t.pieces[0].domain as u32,
-                    key: 0,
-                    state: TState::Idle,
-                    remaining: 0,
-                    piece_left: Time::MAX,
-                    seg_start: 0,
-                    seg_len: 0,
-                    run_start: 0,
-                });
+                threads.push(Thread::idle(t.pieces[0].domain as u32));
             }
         }
         let nthreads = threads.len();

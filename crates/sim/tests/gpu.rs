@@ -747,22 +747,14 @@ gpu = {{ kernels = ["10 ms"] }}
 #[test]
 fn cpu_inside_a_section_holds_the_gpu() {
     let w = |locks: bool, tokens: u32| {
-        wl(&format!(
-            r#"{ONE_GPU}
-[policy]
-cpu_scheduler = "G-EDF"
-gpu_allocator = "gpusync"
-tokens_per_gpu = {tokens}
-engine_locks = {locks}
-
-[[task]]
-name = "t"
-count = 2
-wcet = "4 ms"
-period = "100 ms"
-gpu = {{ kernels = ["4 ms"], cpu = "4 ms" }}
-"#
-        ))
+        let mut w = two_tasks_using(locks, tokens, r#"kernels = ["4 ms"]"#);
+        for t in &mut w.tasks {
+            t.wcet = 4_000_000;
+            if let Some(g) = t.gpu.as_mut() {
+                g.cpu = 4_000_000;
+            }
+        }
+        w
     };
     let responses = |w: &Workload| {
         let mut r: Vec<u64> = run(w, 50_000_000)
