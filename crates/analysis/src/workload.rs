@@ -343,11 +343,7 @@ fn analyze_tasks(w: &Workload, extra: &Extra, owners: &[DlGpuOwner]) -> (Report,
     };
 
     let imethod = workload_gpu::interrupt_method(&w.policy);
-    let global = matches!(
-        w.policy.cpu_scheduler,
-        CpuScheduler::GlobalFp | CpuScheduler::GlobalEdf
-    );
-    let domains = gpu_domains(w, global);
+    let domains = gpu_domains(w);
     let owner_tasks: Vec<usize> = owners.iter().map(|o| o.task).collect();
     let bottom_halves = extra
         .bottom_halves
@@ -922,30 +918,32 @@ impl Cx<'_> {
     }
 }
 
-/// The GPU domains: per cluster (the tasks [`assign_clusters`] gives it,
-/// its GPUs), or the whole platform under global scheduling. m for
-/// GPUSync is the cluster's cores, or every core under global schedulers
-/// and P-FP (whose partitioning may spread a cluster's tasks further).
-fn gpu_domains(w: &Workload, global: bool) -> Vec<GpuDomain> {
-    let total = w.platform.total_cores();
-    if global {
-        return vec![GpuDomain {
-            cpus: total,
-            gpus: (0..w.platform.gpus.len()).collect(),
-            members: (0..w.tasks.len()).collect(),
-        }];
+/// The GPU domains: the GPU pools of the simulator and `rtgpu run`
+/// ([`Workload::gpu_pools`]: per cluster, with the tasks [`assign_clusters`]
+/// gives it, or the whole platform under global scheduling). m for
+/// GPUSync is the pool's cores, or every core under P-FP (whose
+/// partitioning may spread a cluster's tasks further).
+fn gpu_domains(w: &Workload) -> Vec<GpuDomain> {
+    let pools = w.gpu_pools();
+    if w.policy.cpu_scheduler.is_global() {
+        return pools
+            .into_iter()
+            .map(|p| GpuDomain {
+                cpus: p.cores,
+                gpus: p.gpus,
+                members: (0..w.tasks.len()).collect(),
+            })
+            .collect();
     }
     let pfp = w.policy.cpu_scheduler == CpuScheduler::PartitionedFp;
+    let total = w.platform.total_cores();
     assign_clusters(w)
         .into_iter()
-        .enumerate()
-        .map(|(ci, members)| {
-            let c = &w.platform.clusters[ci];
-            GpuDomain {
-                cpus: if pfp { total } else { c.cores },
-                gpus: c.gpus.clone(),
-                members,
-            }
+        .zip(pools)
+        .map(|(members, p)| GpuDomain {
+            cpus: if pfp { total } else { p.cores },
+            gpus: p.gpus,
+            members,
         })
         .collect()
 }
@@ -2100,10 +2098,7 @@ fn section_stretch(cx: &Cx, tasks: &[TaskReport]) -> Vec<Time> {
             continue;
         }
         let hold = g.token_hold_time.unwrap_or_else(|| {
-            g.copy_time
-                .saturating_add(g.kernel_time)
-                .saturating_add(section_cpu(j))
-                .saturating_add(mul(eta(j), o.th.saturating_add(o.bh)))
+            workload_gpu::critical_section(w, j, g.copy_time.saturating_add(g.kernel_time))
         });
         let t = &w.tasks[j];
         if tr.pieces.is_empty() {

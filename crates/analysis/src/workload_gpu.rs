@@ -195,7 +195,7 @@ fn own_work(w: &Workload, t: &rtgpu_model::Task, migrates: bool, peer: bool) -> 
 /// own GPU work plus the handling of its η completion interrupts (seed 000
 /// App. B: the holder keeps the GPU until they are handled) plus its CPU
 /// work inside the section (`GpuPart::cpu`).
-fn critical_section(w: &Workload, i: usize, own: Time) -> Time {
+pub(crate) fn critical_section(w: &Workload, i: usize, own: Time) -> Time {
     let o = &w.overheads;
     let g = w.tasks[i].gpu.as_ref();
     let eta = g.map_or(0, |g| g.interrupts);
