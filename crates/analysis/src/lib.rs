@@ -11,12 +11,11 @@
 //!   Theorems 6-7, SBLW).
 //! - [`global_fp`]: global / clustered fixed priority response-time bounds.
 //! - [`edf`]: G-EDF / C-EDF bounded tardiness (soft real time).
-//! - [`kfmlp`]: k-FMLP blocking bounds (seed 000 App. A, Theorems 1-2 and
-//!   the exact ILP of Eq. 3).
-//! - [`gpusync`]: GPUSync token and engine blocking (seed 004 App. A).
+//! - [`gpu`]: GPU wait bounds — k-FMLP (seed 000 App. A), GPUSync (seed
+//!   004 App. A), vGPU reservations (seed 001), request-counted waits of
+//!   the suspension-aware method, and their application to a workload.
 //! - [`overheads`]: overhead-aware accounting (seed 000 App. B, Eqs. 6-24)
 //!   and the overhead-aware C-EDF / C-RM test on generated task sets.
-//! - [`vgpu`]: vGPU reservation bounds (seed 001; our own derivation).
 //! - [`server`]: bandwidth servers (klmirqd's independent mode) as
 //!   top-priority interference on every core (our own derivation).
 //!
@@ -35,14 +34,14 @@ pub mod experiment;
 pub mod fp;
 pub mod generate;
 pub mod global_fp;
-pub mod gpusync;
-pub mod kfmlp;
+pub mod gpu;
 pub mod overheads;
 pub mod partition;
 pub mod server;
 pub mod task;
-pub mod vgpu;
 pub mod workload;
-pub mod workload_gpu;
+
+// The GPU bounds' modules at their former paths.
+pub use gpu::{gpusync, kfmlp, vgpu, workload_gpu};
 
 pub use task::{Task, Time};

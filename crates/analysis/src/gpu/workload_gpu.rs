@@ -55,11 +55,11 @@ use serde::Serialize;
 
 use rtgpu_model::{GpuAllocator, PeerLocking, Workload};
 
-use crate::gpusync::{self, CopyLocking, GpuSyncConfig, GpuSyncMaxima, GpuSyncRequest};
-use crate::kfmlp;
+use super::gpusync::{self, CopyLocking, GpuSyncConfig, GpuSyncMaxima, GpuSyncRequest};
+use super::wait::{self, QueueChoice};
+use super::{kfmlp, vgpu, Method};
 use crate::overheads::{GpuUse, InterruptMethod, OverheadTask};
 use crate::task::Time;
-use crate::vgpu;
 
 /// Why a task has no bound when several token holders share a GPU without
 /// engine locks (ρ > 1, GPUSync or static assignment): `rtgpu run` takes no
@@ -110,6 +110,18 @@ pub struct GpuTaskReport {
     pub vgpu_response: Option<Time>,
     /// Why the GPU wait has no bound, when it has none.
     pub unbounded_because: Option<String>,
+    /// Suspension-aware method: how many other tasks' holds can be ahead
+    /// of a request in its token queue ([`crate::gpu::wait`]).
+    pub requests_ahead: Option<u64>,
+    /// This task's own hold as others wait for it (suspension-aware
+    /// method: its own operations, not the domain's maxima).
+    pub hold: Option<Time>,
+    /// The CPU part of that hold (section CPU work and interrupt handling).
+    pub hold_cpu: Option<Time>,
+    /// Suspension-aware method: the CPU time inside the holds this task
+    /// may wait for. It runs at this task's priority (the holders inherit
+    /// it), so it is charged as this task's CPU demand on the tasks below.
+    pub wait_cpu: Option<Time>,
 }
 
 impl GpuTaskReport {
@@ -166,6 +178,19 @@ struct Work {
 }
 
 fn own_work(w: &Workload, t: &rtgpu_model::Task, migrates: bool, peer: bool) -> Work {
+    own_work_shared(w, t, migrates, peer, 1)
+}
+
+/// [`own_work`] with every transfer slowed `bus` times: up to `bus`
+/// transfers share a PCIe link's bandwidth in the simulator (processor
+/// sharing), so one may take that much longer ([`bus_sharing`]).
+fn own_work_shared(
+    w: &Workload,
+    t: &rtgpu_model::Task,
+    migrates: bool,
+    peer: bool,
+    bus: u64,
+) -> Work {
     let bw = &w.platform.bandwidth;
     let Some(g) = &t.gpu else {
         return Work {
@@ -175,20 +200,70 @@ fn own_work(w: &Workload, t: &rtgpu_model::Task, migrates: bool, peer: bool) -> 
             kernels: 0,
         };
     };
+    let xfer =
+        |bytes: u64, rate: u64| crate::overheads::mul(bus, gpusync::transfer_time(bytes, rate));
     let state = if !migrates || g.state == 0 {
         0
     } else if peer {
-        gpusync::transfer_time(g.state, bw.peer)
+        xfer(g.state, bw.peer)
     } else {
-        gpusync::transfer_time(g.state, bw.device_to_host)
-            .saturating_add(gpusync::transfer_time(g.state, bw.host_to_device))
+        xfer(g.state, bw.device_to_host).saturating_add(xfer(g.state, bw.host_to_device))
     };
     Work {
-        copy_in: gpusync::transfer_time(g.copy_in, bw.host_to_device),
-        copy_out: gpusync::transfer_time(g.copy_out, bw.device_to_host),
+        copy_in: xfer(g.copy_in, bw.host_to_device),
+        copy_out: xfer(g.copy_out, bw.device_to_host),
         state,
         kernels: g.kernels.iter().fold(0, |a: Time, &k| a.saturating_add(k)),
     }
+}
+
+/// How many transfers can share one PCIe link of domain `d`'s GPUs at
+/// once (our derivation, for the suspension-aware method): the simulator
+/// moves concurrent transfers on a link (a GPU's own, or the switch it is
+/// `attach`ed to) at equal shares of its bandwidth, so a transfer may take
+/// that many times its own time. Token holders issue one operation at a
+/// time, so at most the holders of the link's GPUs transfer on it, and
+/// with engine locks at most one per copy engine there; a migration
+/// (`migrations`) also uses the peer GPU's link, so then any holder of the
+/// platform may.
+fn bus_sharing(w: &Workload, d: &GpuDomain, migrations: bool) -> u64 {
+    let rho = u64::from(w.policy.tokens());
+    if migrations {
+        return (w.platform.gpus.len() as u64 * rho).max(1);
+    }
+    let link = |g: usize| w.platform.gpus[g].attach.map_or(usize::MAX - g, |a| a);
+    d.gpus
+        .iter()
+        .map(|&g| {
+            let on_link = (0..w.platform.gpus.len()).filter(|&h| link(h) == link(g));
+            let (gpus, engines) = on_link.fold((0u64, 0u64), |(n, e), h| {
+                (n + 1, e + u64::from(w.platform.gpus[h].copy_engines.max(1)))
+            });
+            let holders = gpus * rho;
+            if w.policy.engine_locks {
+                holders.min(engines)
+            } else {
+                holders
+            }
+        })
+        .max()
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// The CPU part of task `i`'s hold under the suspension-aware method: one
+/// completion interrupt's Δth + Δbh per GPU operation (the simulator and
+/// `rtgpu run` raise one per copy chunk, kernel and migration chunk, at
+/// least the η the file gives) and its CPU work inside the section.
+fn hold_cpu(w: &Workload, i: usize, staged: bool) -> Time {
+    let o = &w.overheads;
+    let Some(g) = w.tasks[i].gpu.as_ref() else {
+        return 0;
+    };
+    let ops = g
+        .interrupts
+        .max(g.operations_for(w.policy.chunk_size, staged));
+    crate::overheads::mul(u64::from(ops), o.th.saturating_add(o.bh)).saturating_add(g.cpu)
 }
 
 /// A GPU holder's critical section under the k-FMLP or a static queue: its
@@ -205,7 +280,8 @@ pub(crate) fn critical_section(w: &Workload, i: usize, own: Time) -> Time {
     own.saturating_add(irq).saturating_add(cpu)
 }
 
-/// Per task of the workload (None for CPU-only tasks): the GPU analysis.
+/// Per task of the workload (None for CPU-only tasks): the GPU analysis of
+/// the seeds (the suspension-oblivious method's bounds).
 /// `stretch[i]` (0 where missing) is added to task i's hold wherever that
 /// hold blocks another task (module docs, "Hold stretch").
 pub fn analyze_gpus(
@@ -214,6 +290,19 @@ pub fn analyze_gpus(
     stretch: &[Time],
     notes: &mut Vec<String>,
 ) -> Vec<Option<GpuTaskReport>> {
+    analyze_gpus_with(w, domains, stretch, Method::Oblivious, notes)
+}
+
+/// [`analyze_gpus`] with the bounds of `method`: the seeds' theorems, or
+/// request-counted waits ([`crate::gpu::wait`]) over each task's own hold.
+pub fn analyze_gpus_with(
+    w: &Workload,
+    domains: &[GpuDomain],
+    stretch: &[Time],
+    method: Method,
+    notes: &mut Vec<String>,
+) -> Vec<Option<GpuTaskReport>> {
+    let aware = method == Method::Aware;
     let stretch_of = |i: usize| stretch.get(i).copied().unwrap_or(0);
     let mut out: Vec<Option<GpuTaskReport>> = vec![None; w.tasks.len()];
     let undercounted: Vec<String> = w
@@ -276,6 +365,10 @@ pub fn analyze_gpus(
                 vgpu_share: None,
                 vgpu_response: None,
                 unbounded_because: None,
+                requests_ahead: None,
+                hold: None,
+                hold_cpu: None,
+                wait_cpu: None,
             }
         };
         if g == 0 {
@@ -315,24 +408,32 @@ pub fn analyze_gpus(
                 // them in its cluster-assignment order instead).
                 let mut others = others.clone();
                 others.sort_unstable();
+                let bus = if aware { bus_sharing(w, d, false) } else { 1 };
                 let works: Vec<(usize, Time)> = others
                     .iter()
                     .map(|&i| {
-                        let wk = own_work(w, &w.tasks[i], false, false);
+                        let wk = own_work_shared(w, &w.tasks[i], false, false, bus);
                         (i, wk.copy_in + wk.copy_out + wk.kernels)
                     })
                     .collect();
-                for (pos, &(i, _)) in works.iter().enumerate() {
+                // (hold, CPU part) of a task as it blocks others.
+                let hold = |j: usize, own: Time| {
+                    if aware {
+                        let cpu = hold_cpu(w, j, false);
+                        (own.saturating_add(cpu).saturating_add(stretch_of(j)), cpu)
+                    } else {
+                        (critical_section(w, j, own).saturating_add(stretch_of(j)), 0)
+                    }
+                };
+                for (pos, &(i, own)) in works.iter().enumerate() {
                     let gpu_slot = pos % d.gpus.len();
-                    let queue: Vec<Time> = works
+                    let queue: Vec<(Time, Time)> = works
                         .iter()
                         .enumerate()
                         .filter(|&(q, &(j, _))| q % d.gpus.len() == gpu_slot && j != i)
-                        .map(|(_, &(j, own))| {
-                            critical_section(w, j, own).saturating_add(stretch_of(j))
-                        })
+                        .map(|(_, &(j, own))| hold(j, own))
                         .collect();
-                    let wk = own_work(w, &w.tasks[i], false, false);
+                    let wk = own_work_shared(w, &w.tasks[i], false, false, bus);
                     let mut r = base(i);
                     r.allocator = format!(
                         "static on {} (FIFO)",
@@ -342,24 +443,46 @@ pub fn analyze_gpus(
                     r.kernel_time = wk.kernels;
                     if !w.policy.engine_locks && w.policy.tokens() > 1 {
                         r.unbounded_because = Some(DRIVER_ARBITRATES.into());
+                    } else if aware {
+                        // The queue with the fewest requests among its GPU's
+                        // ρ tokens (crate::gpu::wait).
+                        let users = queue.len() as u64 + 1;
+                        let choice = QueueChoice::Shortest {
+                            tokens: u64::from(w.policy.tokens()),
+                        };
+                        let counted = wait::wait_bound(&queue, wait::requests_ahead(choice, users));
+                        r.token_blocking = Some(counted.wait);
+                        r.requests_ahead = Some(counted.ahead);
+                        r.wait_cpu = Some(counted.cpu);
+                        (r.hold, r.hold_cpu) = (Some(hold(i, own).0), Some(hold(i, own).1));
                     } else {
-                        r.token_blocking = Some(kfmlp::l_aware_bound(&queue, 1));
+                        let lens: Vec<Time> = queue.iter().map(|q| q.0).collect();
+                        r.token_blocking = Some(kfmlp::l_aware_bound(&lens, 1));
                     }
                     out[i] = Some(r);
                 }
             }
             GpuAllocator::KFmlp => {
-                let lens: Vec<Time> = others
+                // The k-FMLP stages a migration in system memory (out and
+                // in): both directions share the links.
+                let bus = if aware { bus_sharing(w, d, g > 1) } else { 1 };
+                let holds: Vec<(Time, Time)> = others
                     .iter()
                     .map(|&i| {
-                        let wk = own_work(w, &w.tasks[i], g > 1, false);
-                        critical_section(w, i, wk.copy_in + wk.copy_out + wk.state + wk.kernels)
-                            .saturating_add(stretch_of(i))
+                        let wk = own_work_shared(w, &w.tasks[i], g > 1, false, bus);
+                        let own = wk.copy_in + wk.copy_out + wk.state + wk.kernels;
+                        if aware {
+                            let cpu = hold_cpu(w, i, true);
+                            (own.saturating_add(cpu).saturating_add(stretch_of(i)), cpu)
+                        } else {
+                            (critical_section(w, i, own).saturating_add(stretch_of(i)), 0)
+                        }
                     })
                     .collect();
+                let lens: Vec<Time> = holds.iter().map(|h| h.0).collect();
                 let bounds = kfmlp::blocking_bounds(&lens, g);
                 for (k, &i) in others.iter().enumerate() {
-                    let wk = own_work(w, &w.tasks[i], g > 1, false);
+                    let wk = own_work_shared(w, &w.tasks[i], g > 1, false, bus);
                     let b = bounds[k];
                     let mut r = base(i);
                     r.allocator = format!("k-FMLP (k = {g})");
@@ -369,6 +492,17 @@ pub fn analyze_gpus(
                     r.kfmlp_l_aware = Some(b.l_aware);
                     r.kfmlp_l_oblivious = Some(b.l_oblivious);
                     r.kfmlp_exact_solved = Some(b.exact_solved);
+                    if aware {
+                        // Eq. (3)'s wait is already per request; the CPU in
+                        // it is at most every other holder's (each holds
+                        // at most once ahead: one request per task).
+                        let cpus: Vec<Time> = (0..others.len())
+                            .filter(|&j| j != k)
+                            .map(|j| holds[j].1)
+                            .collect();
+                        r.wait_cpu = Some(wait::longest_sum(&cpus, cpus.len() as u64));
+                        (r.hold, r.hold_cpu) = (Some(holds[k].0), Some(holds[k].1));
+                    }
                     out[i] = Some(r);
                 }
                 if bounds.iter().any(|b| !b.exact_solved) {
@@ -380,7 +514,9 @@ pub fn analyze_gpus(
                 }
             }
             GpuAllocator::GpuSync { affinity } => {
-                gpusync_bounds(w, d, &others, affinity, stretch, &mut out, &base, notes);
+                gpusync_bounds(
+                    w, d, &others, affinity, stretch, aware, &mut out, &base, notes,
+                );
             }
         }
     }
@@ -394,6 +530,7 @@ fn gpusync_bounds(
     members: &[usize],
     affinity: bool,
     stretch: &[Time],
+    aware: bool,
     out: &mut [Option<GpuTaskReport>],
     base: &dyn Fn(usize) -> GpuTaskReport,
     notes: &mut Vec<String>,
@@ -423,8 +560,14 @@ fn gpusync_bounds(
         .host_to_device
         .min(bw.device_to_host)
         .min(if can_migrate { bw.peer } else { u64::MAX });
+    let bus = if aware {
+        bus_sharing(w, d, can_migrate)
+    } else {
+        1
+    };
     let irq = w.overheads.th.saturating_add(w.overheads.bh);
     let mut largest_transfer = 0u64;
+    let mut max_kernels = 0u64;
     let mut reqs = Vec::with_capacity(members.len());
     let mut max = GpuSyncMaxima::default();
     for &i in members {
@@ -442,13 +585,14 @@ fn gpusync_bounds(
         });
         let kernels = gp.kernels.iter().fold(0, |a: Time, &k| a.saturating_add(k));
         let handled = crate::overheads::mul(gp.kernels.len() as u64, irq);
+        max_kernels = max_kernels.max(gp.kernels.len() as u64);
         max.exec = max.exec.max(kernels.saturating_add(handled));
         max.cpu = max.cpu.max(t.wcet);
     }
     let chunk = p
         .chunk_size
         .map_or(largest_transfer, |c| c.min(largest_transfer));
-    max.copy = gpusync::transfer_time(chunk, slowest);
+    max.copy = crate::overheads::mul(bus, gpusync::transfer_time(chunk, slowest));
     // Every engine-lock request's operation (a kernel, a copy chunk) raises
     // one completion interrupt, and its holder keeps the lock until the
     // interrupt is handled, as a k-FMLP holder keeps its GPU
@@ -477,8 +621,47 @@ fn gpusync_bounds(
         b.total = b.token_blocking.saturating_add(b.engine_blocking);
     }
     let no_engine_bound = !p.engine_locks && p.tokens() > 1;
-    for ((&i, req), b) in members.iter().zip(&reqs).zip(&blocks) {
-        let wk = own_work(w, &w.tasks[i], can_migrate, true);
+    // The suspension-aware method's holds: each task's own operations,
+    // what it waits for inside its section (Theorem 1), its interrupts
+    // and section CPU work, and its stretch (crate::gpu::wait). The
+    // engine holders a holder waits behind inherit its priority (FIFO
+    // engine locks with inheritance), so their interrupt handling is CPU
+    // work in its hold too: one Δth + Δbh per blocking request.
+    let holds: Vec<(Time, Time)> = members
+        .iter()
+        .zip(&reqs)
+        .zip(&blocks)
+        .map(|((&i, req), b)| {
+            let wk = own_work_shared(w, &w.tasks[i], can_migrate, true, bus);
+            let own = wk.copy_in + wk.copy_out + wk.state + wk.kernels;
+            let engine_cpu = crate::overheads::mul(
+                req.copy_requests * gpusync::n_copy(&cfg)
+                    + req.exec_requests * gpusync::n_exec(cfg.rho) * max_kernels,
+                irq,
+            );
+            let cpu = hold_cpu(w, i, false).saturating_add(engine_cpu);
+            let hold = own
+                .saturating_add(b.engine_blocking)
+                .saturating_add(cpu)
+                .saturating_add(stretch.get(i).copied().unwrap_or(0));
+            (hold, cpu)
+        })
+        .collect();
+    let k = u64::from(cfg.rho) * u64::from(g);
+    let choice = if affinity {
+        QueueChoice::EarliestUnderCap {
+            tokens: k,
+            // ⌈m/k⌉, as `rtgpu_policy::token::r2dglp_queue_cap`; m here is
+            // at least the pool's cores the simulator uses, and a longer
+            // cap only counts more requests ahead.
+            cap: u64::from(d.cpus).div_ceil(k.max(1)).max(1),
+        }
+    } else {
+        QueueChoice::Shortest { tokens: k }
+    };
+    let ahead = wait::requests_ahead(choice, members.len() as u64);
+    for (pos, ((&i, req), b)) in members.iter().zip(&reqs).zip(&blocks).enumerate() {
+        let wk = own_work_shared(w, &w.tasks[i], can_migrate, true, bus);
         let mut r = base(i);
         r.allocator = format!(
             "GPUSync{} (ρ = {}, {} GPUs, m = {}, {})",
@@ -502,6 +685,17 @@ fn gpusync_bounds(
             r.token_blocking = Some(b.token_blocking);
             r.engine_blocking = Some(b.engine_blocking);
             r.token_hold_time = Some(b.token_hold_time);
+            if aware {
+                let others: Vec<(Time, Time)> = (0..holds.len())
+                    .filter(|&j| j != pos)
+                    .map(|j| holds[j])
+                    .collect();
+                let counted = wait::wait_bound(&others, ahead);
+                r.token_blocking = Some(counted.wait);
+                r.requests_ahead = Some(counted.ahead);
+                r.wait_cpu = Some(counted.cpu);
+                (r.hold, r.hold_cpu) = (Some(holds[pos].0), Some(holds[pos].1));
+            }
         }
         out[i] = Some(r);
     }
