@@ -1,0 +1,123 @@
+//! The one place that computes charges: the context every driver gets
+//! ([`Cx`]: the GPU bounds, interrupt method, servers), the overhead
+//! charges of seed 000 App. B (Eqs. 6-24) with GPU waits and GPU time
+//! counted as CPU demand, and the note that says which overheads were used.
+
+use rtgpu_model::Workload;
+
+use crate::overheads::{self, Charges, InterruptMethod, OverheadTask};
+use crate::server::Server;
+use crate::task::{Task, Time};
+use crate::workload_gpu::GpuTaskReport;
+
+#[cfg(doc)]
+use super::Extra;
+
+/// What every scheduler-specific analysis needs besides the workload.
+pub(super) struct Cx<'a> {
+    pub(super) w: &'a Workload,
+    /// Per workload task: its GPU analysis (None for CPU-only tasks).
+    pub(super) gpu: &'a [Option<GpuTaskReport>],
+    pub(super) method: InterruptMethod,
+    /// Bandwidth servers charged above every task on every core.
+    pub(super) servers: &'a [Server],
+    /// The server that runs every GPU's bottom halves (klmirqd's
+    /// independent mode, [`Extra::bottom_halves`]).
+    pub(super) bottom_halves: Option<Server>,
+    /// GPU-using reservations (workload indices): in no CPU analysis, but
+    /// their interrupts count in every other task's H.
+    pub(super) owners: &'a [usize],
+}
+
+impl Cx<'_> {
+    /// Inflated charges of `members` (workload indices) with response-time
+    /// windows `windows[k]` for member k; H_i (seed 000 Eq. 11) counts the
+    /// other members' interrupts.
+    pub(super) fn charges(&self, members: &[usize], windows: &[Time]) -> Vec<Charges> {
+        let w = self.w;
+        // The GPU-using reservations' interrupts too (windows: their
+        // deadlines, seed 000's argument up to the first miss).
+        let owners = self.owners.iter().filter(|i| !members.contains(i));
+        let all: Vec<usize> = members.iter().chain(owners).copied().collect();
+        let mut windows = windows.to_vec();
+        windows.extend(all[members.len()..].iter().map(|&i| w.tasks[i].deadline));
+        let windows = &windows[..];
+        let periods: Vec<Time> = all.iter().map(|&i| w.tasks[i].period).collect();
+        let etas: Vec<u32> = all
+            .iter()
+            .map(|&i| w.tasks[i].gpu.as_ref().map_or(0, |g| g.interrupts))
+            .collect();
+        members
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| {
+                let t = &w.tasks[i];
+                let input = match &self.gpu[i] {
+                    Some(g) => g.overhead_input(t.wcet),
+                    None => OverheadTask {
+                        cpu: t.wcet,
+                        gpu: None,
+                    },
+                };
+                let h = overheads::interrupt_count(k, windows, &periods, &etas);
+                overheads::inflate(&input, h, windows[k], &w.overheads, self.method)
+            })
+            .collect()
+    }
+
+    /// 1 + the number of times a job of task `i` suspends and becomes ready
+    /// again (seed 000 Eq. 7: 1 + 1 + η_i), 1 for CPU-only tasks.
+    pub(super) fn ready_intervals(&self, i: usize) -> u64 {
+        match &self.w.tasks[i].gpu {
+            Some(g) => 2 + g.interrupts as u64,
+            None => 1,
+        }
+    }
+}
+
+pub(super) fn overhead_note(w: &Workload, method: InterruptMethod) -> String {
+    let o = &w.overheads;
+    let which = if *o == rtgpu_model::Overheads::zero() {
+        "zero overheads (overhead-oblivious)".to_string()
+    } else if *o == rtgpu_model::Overheads::default() {
+        "seed 000 Table III overheads".to_string()
+    } else {
+        "the workload's [overheads]".to_string()
+    };
+    if !w.tasks.iter().any(|t| t.uses_gpu()) {
+        return format!("costs inflated with {which} (seed 000 App. B Eqs. 6, 9, 24)");
+    }
+    let mut n = format!(
+        "costs inflated with {which} for {} interrupt handling (seed 000 App. B Eqs. 6-24), \
+         suspension-oblivious: GPU waits and GPU time count as CPU demand",
+        method.name()
+    );
+    if method == InterruptMethod::FixedPriorityThreads {
+        n.push_str(
+            "; fixed-priority interrupt threads are charged as klmirqd plus every bottom half \
+             for every task (rtgpu's own accounting, sound only if the threads' priority is above \
+             every GPU-using task's)",
+        );
+    }
+    n
+}
+
+/// Inflated analysis tasks of one group; `windows[k]` is the response-time
+/// window of `input[k]`.
+pub(super) fn inflated_tasks(
+    cx: &Cx,
+    input: &[Task],
+    windows: &[Time],
+) -> (Vec<Task>, Vec<Charges>) {
+    let members: Vec<usize> = input.iter().map(|t| t.id).collect();
+    let charges = cx.charges(&members, windows);
+    let tasks = input
+        .iter()
+        .zip(&charges)
+        .map(|(t, c)| Task {
+            wcet: c.total,
+            ..*t
+        })
+        .collect();
+    (tasks, charges)
+}
