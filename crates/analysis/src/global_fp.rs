@@ -79,6 +79,9 @@ struct Interferer {
     t: u128,
     /// Response-time bound from arrival (includes jitter).
     r: u128,
+    /// No response-time bound: its backlog may fill any window, so only
+    /// BC's clamp R − C + 1 limits its interference.
+    unbounded: bool,
 }
 
 /// Bertogna & Cirinei response-time bounds under global preemptive FP on `m`
@@ -103,6 +106,7 @@ fn interferers_of(given: &[(Time, Time, Time)]) -> Vec<Interferer> {
             c: c.min(r) as u128,
             t: t as u128,
             r: r as u128,
+            unbounded: false,
         })
         .collect()
 }
@@ -132,8 +136,43 @@ pub fn gfp_response_times_below(
                 c: t.wcet as u128,
                 t: t.period as u128,
                 r: r as u128,
+                unbounded: false,
             }),
             None => failed = true,
+        }
+        out.push(r);
+    }
+    out
+}
+
+/// [`gfp_response_times_below`] that goes on past a task without a bound:
+/// such a task may interfere with each lower-priority job as much as BC's
+/// clamp allows (a job is interfered by at most R − C − B + 1 units of
+/// any one task, whatever that task does: while it is ready and not
+/// running, every processor runs a higher-priority job), so a
+/// lower-priority task still gets a bound where fewer than m tasks above
+/// it have none. Entry k is `None` where τ_k has no bound.
+pub fn gfp_response_times_each(
+    top: &[(Time, Time, Time)],
+    tasks_in_priority_order: &[Task],
+    m: u32,
+) -> Vec<Option<Time>> {
+    let mut out = Vec::with_capacity(tasks_in_priority_order.len());
+    let mut hp = interferers_of(top);
+    hp.reserve(tasks_in_priority_order.len());
+    for t in tasks_in_priority_order {
+        let r = if m == 0 {
+            None
+        } else {
+            response_bound(&hp, t, m)
+        };
+        if t.wcet > 0 && t.period > 0 {
+            hp.push(Interferer {
+                c: t.wcet as u128,
+                t: t.period as u128,
+                r: r.unwrap_or(0) as u128,
+                unbounded: r.is_none(),
+            });
         }
         out.push(r);
     }
@@ -197,6 +236,9 @@ pub fn cfp_schedulable(clusters: &[(u32, Vec<Task>)]) -> bool {
 /// [L, L + len] on which `value + slope·δ` is exact.
 #[inline]
 fn term(i: &Interferer, l: u128, x: u128) -> (u128, u128, u128) {
+    if i.unbounded {
+        return (x, 1, 1 << 100);
+    }
     // W_i(L) = N·C + min(C, rem), y = L + R − C = N·T + rem (BC 2007).
     let y = l + i.r - i.c;
     let (n, rem) = (y / i.t, y % i.t);
@@ -573,6 +615,11 @@ mod tests {
                 t.blocking = b % 2;
             }
             prop_assert_eq!(gfp_response_times(&tasks, m), naive(&tasks, m));
+            // Going on past a failure changes nothing before it.
+            let each = gfp_response_times_each(&[], &tasks, m);
+            let plain = gfp_response_times(&tasks, m);
+            let first_none = plain.iter().position(Option::is_none).unwrap_or(plain.len());
+            prop_assert_eq!(&each[..first_none], &plain[..first_none]);
         }
 
         #[test]
@@ -619,6 +666,16 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_task_below_an_unbounded_one_keeps_its_bound_on_two_cores() {
+        // τ0 alone needs more than its deadline; τ1 has the other core.
+        let tasks = vec![Task::new(0, 9, 10, 5), Task::new(1, 2, 10, 10)];
+        assert_eq!(gfp_response_times(&tasks, 2), vec![None, None]);
+        assert_eq!(gfp_response_times_each(&[], &tasks, 2), vec![None, Some(2)]);
+        // On one core τ0's backlog may take every unit: no bound.
+        assert_eq!(gfp_response_times_each(&[], &tasks, 1), vec![None, None]);
+    }
+
     // ---- soundness smoke test: discrete-time global FP simulation ---------
 
     proptest! {
@@ -643,7 +700,8 @@ mod tests {
                     task
                 })
                 .collect();
-            let bounds = gfp_response_times(&tasks, m as u32);
+            // The bounds past a task without one too.
+            let bounds = gfp_response_times_each(&[], &tasks, m as u32);
             let h = hyperperiod(&tasks);
             // Release offsets: none, maximal, and pseudo-random in [0, J].
             let offsets: [&dyn Fn(usize, Time) -> Time; 3] = [

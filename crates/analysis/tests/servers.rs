@@ -28,6 +28,7 @@ fn analyse(toml: &str, servers: &[Server]) -> Report {
         &Extra {
             servers: servers.to_vec(),
             bottom_halves: None,
+            ..Extra::default()
         },
     )
     .0
@@ -261,6 +262,7 @@ fn with_server(w: &rtgpu_model::Workload, s: Server, bottom_halves: bool) -> Rep
         &Extra {
             servers: vec![s],
             bottom_halves: bottom_halves.then_some(s),
+            ..Extra::default()
         },
     )
     .0

@@ -147,6 +147,38 @@ impl GpuTaskReport {
     }
 }
 
+/// A GPU-using job's inflated cost split for the suspension-aware tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct SuspensionSplit {
+    /// CPU demand C': the inflated cost without the GPU wait and the GPU
+    /// time (so with the job's own interrupt handling, seed 000 Eq. 8's
+    /// η(Δth + Δbh)), plus the CPU time inside the holds it waits for,
+    /// which runs at its priority ([`GpuTaskReport::wait_cpu`]).
+    pub cpu: Time,
+    /// Suspension S: the GPU wait and the GPU time (copies, kernels,
+    /// engine blocking, bottom-half server waits).
+    pub suspension: Time,
+}
+
+impl GpuTaskReport {
+    /// Split `charges` (this task's inflated cost, seed 000 App. B) into
+    /// CPU demand and suspension ([`SuspensionSplit`]). Unbounded parts
+    /// saturate to `Time::MAX`.
+    pub fn suspension_split(&self, charges: &crate::overheads::Charges) -> SuspensionSplit {
+        let gpu_time = self.overhead_input(charges.cpu).gpu.map_or(0, |g| g.gpu_time);
+        let suspension = charges.gpu_blocking.saturating_add(gpu_time);
+        let cpu = if suspension == Time::MAX {
+            Time::MAX
+        } else {
+            charges
+                .total
+                .saturating_sub(suspension)
+                .saturating_add(self.wait_cpu.unwrap_or(0))
+        };
+        SuspensionSplit { cpu, suspension }
+    }
+}
+
 /// The interrupt method of a policy.
 pub fn interrupt_method(p: &rtgpu_model::Policy) -> InterruptMethod {
     match p.interrupts {

@@ -6,6 +6,7 @@
 use rtgpu_model::Workload;
 
 use crate::overheads::{self, Charges, InterruptMethod, OverheadTask};
+use crate::gpu::Method;
 use crate::server::Server;
 use crate::task::{Task, Time};
 use crate::workload_gpu::GpuTaskReport;
@@ -19,6 +20,8 @@ pub(super) struct Cx<'a> {
     /// Per workload task: its GPU analysis (None for CPU-only tasks).
     pub(super) gpu: &'a [Option<GpuTaskReport>],
     pub(super) method: InterruptMethod,
+    /// How GPU-using tasks are analysed ([`Method`]).
+    pub(super) suspension: Method,
     /// Bandwidth servers charged above every task on every core.
     pub(super) servers: &'a [Server],
     /// The server that runs every GPU's bottom halves (klmirqd's
@@ -75,7 +78,7 @@ impl Cx<'_> {
     }
 }
 
-pub(super) fn overhead_note(w: &Workload, method: InterruptMethod) -> String {
+pub(super) fn overhead_note(w: &Workload, method: InterruptMethod, aware: bool) -> String {
     let o = &w.overheads;
     let which = if *o == rtgpu_model::Overheads::zero() {
         "zero overheads (overhead-oblivious)".to_string()
@@ -88,9 +91,15 @@ pub(super) fn overhead_note(w: &Workload, method: InterruptMethod) -> String {
         return format!("costs inflated with {which} (seed 000 App. B Eqs. 6, 9, 24)");
     }
     let mut n = format!(
-        "costs inflated with {which} for {} interrupt handling (seed 000 App. B Eqs. 6-24), \
-         suspension-oblivious: GPU waits and GPU time count as CPU demand",
-        method.name()
+        "costs inflated with {which} for {} interrupt handling (seed 000 App. B Eqs. 6-24), {}",
+        method.name(),
+        if aware {
+            "suspension-aware: a GPU-using task's GPU wait and GPU time add to its own response \
+             time only; the tasks below it see its CPU demand (the inflated cost without them, \
+             plus the CPU work of the holds it waits for, which runs at its priority)"
+        } else {
+            "suspension-oblivious: GPU waits and GPU time count as CPU demand"
+        }
     );
     if method == InterruptMethod::FixedPriorityThreads {
         n.push_str(
@@ -120,4 +129,46 @@ pub(super) fn inflated_tasks(
         })
         .collect();
     (tasks, charges)
+}
+
+impl Cx<'_> {
+    /// Whether the suspension-aware fixed-priority tests apply: the
+    /// method asks for them, and no GPU's bottom halves can run at another
+    /// holder's priority (klmirqd or PAI with ρ > 1 run a GPU's bottom
+    /// halves, a co-holder's included, at the highest effective priority
+    /// among its token holders, which no job's CPU demand accounts for).
+    pub(super) fn aware(&self, notes: &mut Vec<String>) -> bool {
+        if self.suspension != Method::Aware || !self.w.tasks.iter().any(|t| t.uses_gpu()) {
+            return false;
+        }
+        let shared_threads = self.w.policy.tokens() > 1
+            && matches!(self.method, InterruptMethod::Klmirqd | InterruptMethod::Pai)
+            && self.bottom_halves.is_none();
+        if shared_threads {
+            let note = format!(
+                "suspension-aware test not applied: with ρ = {} and {} bottom halves, a GPU's \
+                 bottom halves (a co-holder's too) run at the highest priority among its token \
+                 holders, which no task's CPU demand accounts for; the suspension-oblivious test \
+                 decides (on request-counted GPU waits)",
+                self.w.policy.tokens(),
+                self.method.name()
+            );
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
+        !shared_threads
+    }
+
+    /// Workload task `i`'s analysis costs: (CPU demand, suspension) under
+    /// the suspension-aware tests, (inflated cost, 0) otherwise.
+    pub(super) fn costs(&self, i: usize, charges: &Charges, aware: bool) -> (Time, Time) {
+        match (&self.gpu[i], aware) {
+            (Some(g), true) => {
+                let s = g.suspension_split(charges);
+                (s.cpu, s.suspension)
+            }
+            _ => (charges.total, 0),
+        }
+    }
 }

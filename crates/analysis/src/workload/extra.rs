@@ -5,6 +5,7 @@
 use rtgpu_model::Workload;
 
 use crate::overheads;
+use crate::gpu::Method;
 use crate::server::Server;
 use crate::task::Time;
 
@@ -27,6 +28,8 @@ pub struct Extra {
     /// place of the dependent mode's stretch ([`section_stretch`]).
     /// Ignored unless the workload's interrupts are `klmirqd`.
     pub bottom_halves: Option<Server>,
+    /// How GPU-using tasks are analysed (`rtgpu analyze --method`).
+    pub method: Method,
 }
 
 impl Extra {
@@ -119,5 +122,6 @@ pub fn klmirqd_independent(w: &Workload, server: Option<Server>) -> Extra {
     Extra {
         servers: vec![s; gpus],
         bottom_halves: Some(s),
+        ..Extra::default()
     }
 }

@@ -39,6 +39,7 @@
 
 use rtgpu_model::{CpuScheduler, Workload};
 
+use crate::gpu::Method;
 use crate::overheads::InterruptMethod;
 use crate::server::{self, Server};
 use crate::task::Time;
@@ -160,10 +161,17 @@ fn analyze_tasks(w: &Workload, extra: &Extra, owners: &[DlGpuOwner]) -> (Report,
     }
     let mut stretch = owner_stretch.clone();
     let mut rounds = 0;
+    let mut suspension_aware;
     let (mut tasks, method, soft, cores) = loop {
         rounds += 1;
         let mut round_notes = Vec::new();
-        let mut gpu = workload_gpu::analyze_gpus(w, &domains, &stretch, &mut round_notes);
+        let mut gpu = workload_gpu::analyze_gpus_with(
+            w,
+            &domains,
+            &stretch,
+            extra.method,
+            &mut round_notes,
+        );
         if bottom_halves.is_some() {
             // Independent mode: a holder's own bottom halves wait for their
             // server too, not for its domain's tasks (server_stretch).
@@ -192,11 +200,18 @@ fn analyze_tasks(w: &Workload, extra: &Extra, owners: &[DlGpuOwner]) -> (Report,
             w,
             gpu: &gpu,
             method: imethod,
+            suspension: extra.method,
             servers: &charged,
             bottom_halves,
             owners: &owner_tasks,
         };
-        round_notes.push(overhead_note(w, imethod));
+        // The suspension-aware tests are fixed-priority ones (C-FP, G-FP,
+        // P-FP); EDF's tardiness test is suspension-oblivious.
+        suspension_aware = !matches!(
+            w.policy.cpu_scheduler,
+            CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf
+        ) && cx.aware(&mut round_notes);
+        round_notes.push(overhead_note(w, imethod, suspension_aware));
         let (method, soft, cores) = match w.policy.cpu_scheduler {
             CpuScheduler::PartitionedFp => {
                 let (m, c) = analyze_pfp(&cx, &mut tasks, &mut round_notes);
@@ -432,6 +447,22 @@ fn analyze_tasks(w: &Workload, extra: &Extra, owners: &[DlGpuOwner]) -> (Report,
     } else {
         Vec::new()
     };
+    let gpu_analysis = w.tasks.iter().any(|t| t.uses_gpu()).then(|| {
+        match (extra.method, suspension_aware) {
+            (Method::Oblivious, _) => "suspension-oblivious, the seeds' GPU wait bounds (seed 000 \
+                 App. A-B, seed 004 App. A)"
+                .to_string(),
+            (Method::Aware, true) => "suspension-aware, request-counted GPU waits".to_string(),
+            (Method::Aware, false) => format!(
+                "suspension-oblivious on request-counted GPU waits ({})",
+                if edf_sched {
+                    "the EDF tardiness test has no suspension-aware form here"
+                } else {
+                    "the suspension-aware test does not apply: see the notes"
+                }
+            ),
+        }
+    });
     let plan = make_plan(w, &tasks, &scheduler, verdict);
     let report = Report {
         workload: w.name.clone(),
@@ -448,6 +479,8 @@ fn analyze_tasks(w: &Workload, extra: &Extra, owners: &[DlGpuOwner]) -> (Report,
         notes,
         servers: charged,
         bottom_halves,
+        suspension_aware,
+        gpu_analysis,
     };
     (report, plan)
 }

@@ -145,6 +145,11 @@ pub struct Report {
     /// klmirqd's independent mode: the server whose latency is charged to
     /// every GPU hold ([`Extra::bottom_halves`]); `None` otherwise.
     pub bottom_halves: Option<Server>,
+    /// Whether the suspension-aware test decided for the GPU-using tasks
+    /// (`crate::gpu::Method`); false without GPU-using tasks.
+    pub suspension_aware: bool,
+    /// How GPU-using tasks were analysed, in words; `None` without any.
+    pub gpu_analysis: Option<String>,
 }
 
 pub(super) fn verdict_word(v: TaskVerdict) -> &'static str {
@@ -210,6 +215,8 @@ pub(super) fn empty_report(w: &Workload) -> Report {
         notes: Vec::new(),
         servers: Vec::new(),
         bottom_halves: None,
+        suspension_aware: false,
+        gpu_analysis: None,
     }
 }
 
