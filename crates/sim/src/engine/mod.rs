@@ -42,6 +42,8 @@
 //! half, which runs in its own thread and budget; the operation is done
 //! when that segment ends ([`Engine::dl_owner_wake`]).
 
+mod stats;
+
 use std::collections::VecDeque;
 
 use rtgpu_analysis::generate::Rng;
@@ -58,7 +60,9 @@ use rtgpu_policy::{JobId, Time, LOWEST};
 use crate::queue::{self, EventQueue, MinTree, Slot};
 use crate::setup::{fixed_irq_key, Setup, DL_DOMAIN};
 use crate::trace::{Span, SpanKind};
-use crate::{JobRecord, Releases, SimConfig, SimResult, TaskStats, UtilizationSeries};
+use crate::{JobRecord, Releases, SimConfig, SimResult};
+
+use stats::{add_busy, Buckets, Stats};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ev {
@@ -239,19 +243,6 @@ struct IrqItem {
     start: Time,
 }
 
-struct Stats {
-    jobs: u64,
-    unfinished: u64,
-    misses: u64,
-    max_response: Time,
-    sum_response: u128,
-    sum_pct: f64,
-    max_pct: f64,
-    max_tardiness: Time,
-    max_blocking: Time,
-    migrations: u64,
-}
-
 pub struct Engine {
     s: Setup,
     cfg: SimConfig,
@@ -413,52 +404,6 @@ fn push_copies(
             locks,
             nlocks,
         });
-    }
-}
-
-/// Utilization buckets of `size` ns, remembering the last bucket looked up
-/// (most busy intervals start in the bucket of the one before).
-struct Buckets {
-    size: Time,
-    lo: Time,
-    idx: usize,
-}
-
-impl Buckets {
-    #[inline]
-    fn of(&mut self, t: Time) -> usize {
-        if t < self.lo || t - self.lo >= self.size {
-            self.idx = (t / self.size) as usize;
-            self.lo = self.idx as Time * self.size;
-        }
-        self.idx
-    }
-}
-
-#[inline(always)]
-fn add_busy(series: &mut [Time], buckets: &mut Buckets, start: Time, end: Time) {
-    let bucket = buckets.size;
-    if bucket == 0 || series.is_empty() {
-        return;
-    }
-    // Most intervals lie within the bucket looked up last: the loop's one
-    // round without the lookup.
-    if start >= buckets.lo && end <= buckets.lo.saturating_add(bucket) && start < end {
-        if let Some(v) = series.get_mut(buckets.idx) {
-            *v += end - start;
-        }
-        return;
-    }
-    let mut t = start;
-    while t < end {
-        let b = buckets.of(t);
-        if b >= series.len() {
-            break;
-        }
-        let edge = (b as Time + 1) * bucket;
-        let e = end.min(edge);
-        series[b] += e - t;
-        t = e;
     }
 }
 
@@ -848,8 +793,6 @@ impl Engine {
         self.finish(end)
     }
 
-    // ---------------------------------------------------------------- releases
-
     fn schedule_release(&mut self, i: u32, arrival: Time) {
         if arrival >= self.cfg.duration {
             return;
@@ -956,8 +899,6 @@ impl Engine {
         self.invalidate(iu, 0);
         self.make_ready(i);
     }
-
-    // ---------------------------------------------------------------- CPU
 
     /// Put task or irq thread `i` in its domain's ready heap (moving to its
     /// next piece first when its piece budget is spent) and reschedule.
@@ -1125,8 +1066,6 @@ impl Engine {
             self.dispatch(tid, core);
         }
     }
-
-    // ------------------------------------------------------ SCHED_DEADLINE
 
     /// Deadline thread `i` has work: it wakes (the CBS wake-up rule, when it
     /// slept) and runs unless throttled.
@@ -1478,8 +1417,6 @@ impl Engine {
         }
         self.start_job(i);
     }
-
-    // ---------------------------------------------------------------- GPU
 
     fn start_gpu_section(&mut self, i: u32) {
         let iu = i as usize;
@@ -2101,8 +2038,6 @@ impl Engine {
         self.bus_done = done;
     }
 
-    // ---------------------------------------------------------------- interrupts
-
     /// The owner's effective priority: its own, or the most urgent it
     /// inherits through its token queue and the engine locks it holds (the
     /// policy core's rule, seed 000 R2 / seed 004 §4.2, the same the
@@ -2638,8 +2573,6 @@ impl Engine {
         self.op_completed(owner);
     }
 
-    // ---------------------------------------------------------------- op flow
-
     /// Job `i` runs `work` of its CPU time inside its GPU section, in its
     /// section thread, in its own domain, at its effective priority (it
     /// holds its token, so waiters pass theirs on; seed 000 §IV, and what
@@ -2916,161 +2849,6 @@ impl Engine {
             self.complete_job(i);
         } else {
             self.make_ready(i);
-        }
-    }
-
-    // ---------------------------------------------------------------- results
-
-    fn finish(mut self, end: Time) -> SimResult {
-        // Unfinished jobs.
-        for i in 0..self.jobs.len() {
-            let t = &self.s.tasks[i];
-            let mut unfinished: Vec<(Time, Time)> = Vec::new();
-            if self.jobs[i].active {
-                unfinished.push((self.jobs[i].arrival, self.jobs[i].ready));
-            }
-            let released = self.jobs[i].released as usize;
-            unfinished.extend(self.jobs[i].pending.iter().take(released));
-            for (arrival, ready) in unfinished {
-                let st = &mut self.stats[i];
-                st.unfinished += 1;
-                let deadline = arrival + t.deadline;
-                let late = deadline < end;
-                st.misses += late as u64;
-                if late {
-                    st.max_tardiness = st.max_tardiness.max(end - deadline);
-                }
-                if self.cfg.record_jobs {
-                    self.records.push(JobRecord {
-                        task: i as u32,
-                        job: 0,
-                        release: arrival,
-                        ready,
-                        start: None,
-                        finish: None,
-                        response: None,
-                        deadline_miss: late,
-                        tardiness: end.saturating_sub(deadline),
-                        blocking: 0,
-                        gpu: None,
-                    });
-                }
-            }
-        }
-        let tasks: Vec<TaskStats> = self
-            .s
-            .tasks
-            .iter()
-            .zip(&self.stats)
-            .map(|(t, st)| TaskStats {
-                name: t.name.clone(),
-                period: t.period,
-                deadline: t.deadline,
-                uses_gpu: t.gpu.is_some(),
-                jobs: st.jobs,
-                unfinished: st.unfinished,
-                misses: st.misses,
-                max_response: st.max_response,
-                mean_response: if st.jobs > 0 {
-                    st.sum_response as f64 / st.jobs as f64
-                } else {
-                    0.0
-                },
-                mean_response_pct: if st.jobs > 0 {
-                    st.sum_pct / st.jobs as f64
-                } else {
-                    0.0
-                },
-                max_response_pct: st.max_pct,
-                max_tardiness: st.max_tardiness,
-                max_blocking: st.max_blocking,
-                migrations: st.migrations,
-            })
-            .collect();
-        let bucket = self.bucket;
-        let series = |name: String, v: &[Time], cap: Time| {
-            let values: Vec<f64> = v
-                .iter()
-                .map(|&b| b as f64 / (bucket * cap.max(1)) as f64)
-                .collect();
-            let mean = if values.is_empty() {
-                0.0
-            } else {
-                values.iter().sum::<f64>() / values.len() as f64
-            };
-            UtilizationSeries {
-                name,
-                bucket,
-                values,
-                mean,
-            }
-        };
-        let mut engines = Vec::new();
-        for (g, gpu) in self.s.gpus.iter().enumerate() {
-            engines.push(series(
-                format!("{} exec", gpu.name),
-                &self.engine_busy[g * 3],
-                1,
-            ));
-            if gpu.copy_engines >= 2 {
-                engines.push(series(
-                    format!("{} copy-in", gpu.name),
-                    &self.engine_busy[g * 3 + 1],
-                    1,
-                ));
-                engines.push(series(
-                    format!("{} copy-out", gpu.name),
-                    &self.engine_busy[g * 3 + 2],
-                    1,
-                ));
-            } else {
-                engines.push(series(
-                    format!("{} copy", gpu.name),
-                    &self.engine_busy[g * 3 + 1],
-                    1,
-                ));
-            }
-        }
-        let vgpus = self
-            .s
-            .vgpus
-            .iter()
-            .enumerate()
-            .map(|(v, (name, ..))| series(name.clone(), &self.vgpu_busy[v], 1))
-            .collect();
-        let cores = (0..self.s.cores)
-            .map(|c| series(format!("core {c}"), &self.core_busy[c], 1))
-            .collect();
-        let mut track_names: Vec<String> = (0..self.s.cores).map(|c| format!("core {c}")).collect();
-        for gpu in &self.s.gpus {
-            track_names.push(format!("{} exec", gpu.name));
-            track_names.push(format!("{} copy-in", gpu.name));
-            track_names.push(format!("{} copy-out", gpu.name));
-        }
-        for gpu in &self.s.gpus {
-            track_names.push(format!("{} tokens", gpu.name));
-        }
-        self.inversions.sort_unstable();
-        self.records.sort_by_key(|r| (r.release, r.task));
-        let jobs = tasks.iter().map(|t| t.jobs).sum();
-        let misses = tasks.iter().map(|t| t.misses).sum();
-        SimResult {
-            workload: self.s.name.clone(),
-            scheduler: rtgpu_analysis::workload::scheduler_name(self.s.scheduler).to_string(),
-            duration: self.cfg.duration,
-            end,
-            seed: self.cfg.seed,
-            jobs,
-            misses,
-            tasks,
-            inversions: self.inversions,
-            engines,
-            vgpus,
-            cores,
-            records: self.records,
-            trace: self.spans,
-            track_names,
-            notes: self.s.notes,
         }
     }
 }
