@@ -13,8 +13,9 @@ use rtgpu_policy::Time;
 use crate::queue;
 use crate::trace::{Span, SpanKind};
 
+use super::deadline::DL;
 use super::stats::add_busy;
-use super::{Engine, Ev, TState, DL, INHERIT_DEPTH};
+use super::{Engine, Ev, TState, INHERIT_DEPTH};
 
 impl Engine {
     /// Put task or irq thread `i` in its domain's ready heap (moving to its
