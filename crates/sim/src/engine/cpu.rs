@@ -14,8 +14,9 @@ use crate::queue;
 use crate::trace::{Span, SpanKind};
 
 use super::deadline::DL;
+use super::inherit::INHERIT_DEPTH;
 use super::stats::add_busy;
-use super::{Engine, Ev, TState, INHERIT_DEPTH};
+use super::{Engine, Ev, TState};
 
 impl Engine {
     /// Put task or irq thread `i` in its domain's ready heap (moving to its
