@@ -8,8 +8,9 @@ use rtgpu_policy::Time;
 
 use crate::trace::{Span, SpanKind};
 
+use super::gpu::{Op, OpKind};
 use super::stats::add_busy;
-use super::{Engine, Ev, Op, OpKind};
+use super::{Engine, Ev};
 
 pub(super) struct Bus {
     pub(super) active: Vec<(u32, Time)>,

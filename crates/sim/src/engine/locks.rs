@@ -7,8 +7,9 @@ use rtgpu_model::PeerLocking;
 use rtgpu_policy::engine_lock::{LockGrant, ReqId};
 use rtgpu_policy::JobId;
 
+use super::gpu::OpKind;
 use super::inherit::INHERIT_DEPTH;
-use super::{Engine, OpKind};
+use super::Engine;
 
 impl Engine {
     pub(super) fn prio_of(&self, i: usize) -> u64 {
