@@ -8,7 +8,7 @@ use rtgpu_policy::Time;
 
 use crate::trace::{Span, SpanKind};
 
-use super::gpu::{Op, OpKind};
+use super::ops::{Op, OpKind};
 use super::stats::add_busy;
 use super::{Engine, Ev};
 

@@ -1,11 +1,10 @@
 //! GPU sections: a job's token request and grant ([`rtgpu_policy::token`]),
-//! its operations (state migration, copy-in, CPU work in its section
-//! thread, kernels, copy-out; each copy in chunks, each under its locks),
-//! stepping through them as each completes, and the section's end (token
-//! release, cost predictor, back to the CPU).
+//! its operations ([`super::ops`]: state migration, copy-in, CPU work in
+//! its section thread, kernels, copy-out), stepping through them as each
+//! completes, and the section's end (token release, cost predictor, back
+//! to the CPU).
 
-use rtgpu_model::{GpuAllocator, PeerLocking};
-use rtgpu_policy::engine_lock::{chunks, copy_time, Engine as Eng};
+use rtgpu_model::PeerLocking;
 use rtgpu_policy::interrupt::Handling;
 use rtgpu_policy::token::{self, Decision};
 use rtgpu_policy::{JobId, Time};
@@ -14,77 +13,8 @@ use crate::trace::{Span, SpanKind};
 
 use super::deadline::DL;
 use super::inherit::INHERIT_DEPTH;
+use super::ops::{section_ops, OpKind};
 use super::{Engine, Phase, TState};
-
-#[derive(Debug, Clone, Copy)]
-pub(super) enum OpKind {
-    /// Whole-GPU lock of the no-engine-locks scenarios ("e").
-    GpuLock,
-    Copy {
-        /// Transfer time at full bandwidth of this chunk.
-        work: Time,
-        bus: u32,
-        kind: SpanKind,
-        /// Last chunk of a copy: nothing special; every chunk releases.
-        engine: u32,
-    },
-    Kernel {
-        time: Time,
-        last: bool,
-    },
-    /// CPU work inside the section (`GpuPart::cpu`), in the job's section
-    /// thread ([`Engine::section0`]).
-    Cpu {
-        work: Time,
-    },
-}
-
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Op {
-    pub(super) kind: OpKind,
-    pub(super) locks: [usize; 2],
-    pub(super) nlocks: u8,
-}
-
-/// Transfer time of each chunk of a `bytes` copy: the chunk's share of the
-/// whole copy's time (`copy_time(end) - copy_time(start)`), so chunking
-/// adds no rounding: the chunks of a copy take exactly as long as the
-/// unchunked copy, as the analysis charges it.
-pub(super) fn chunk_times(bytes: u64, chunk: Option<u64>, bw: u64) -> impl Iterator<Item = Time> {
-    let mut start = 0;
-    chunks(bytes, chunk).map(move |c| {
-        let t = copy_time(start + c, bw) - copy_time(start, bw);
-        start += c;
-        t
-    })
-}
-
-/// One copy of `bytes` as a job's operations: a copy op per chunk, on
-/// `bus` and `engine`, each under `locks` (lock ids, how many of them).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn push_copies(
-    ops: &mut Vec<Op>,
-    bytes: u64,
-    chunk: Option<u64>,
-    bw: u64,
-    bus: u32,
-    kind: SpanKind,
-    engine: u32,
-    (locks, nlocks): ([usize; 2], u8),
-) {
-    for work in chunk_times(bytes, chunk, bw) {
-        ops.push(Op {
-            kind: OpKind::Copy {
-                work,
-                bus,
-                kind,
-                engine,
-            },
-            locks,
-            nlocks,
-        });
-    }
-}
 
 impl Engine {
     pub(super) fn start_gpu_section(&mut self, i: u32) {
@@ -158,17 +88,6 @@ impl Engine {
         let Some(gt) = s.tasks[iu].gpu.as_ref() else {
             return;
         };
-        let policy = s.policy;
-        let chunk = policy.chunk_size;
-        let bw = s.bandwidth;
-        let links = s.gpus[g].link as u32;
-        let down = |link: u32| link * 2;
-        let up = |link: u32| link * 2 + 1;
-        // Engine tracks: exec, copy-in, copy-out (the copy-in engine on a
-        // GPU with one copy engine).
-        let in_engine = |gpu: usize| (gpu * 3 + 1) as u32;
-        let out_engine =
-            |gpu: usize| (gpu * 3 + if s.gpus[gpu].copy_engines >= 2 { 2 } else { 1 }) as u32;
         let locks = &self.locks;
         let j = &mut self.jobs[iu];
         j.has_token = token.is_some();
@@ -182,150 +101,24 @@ impl Engine {
         // (the task and the policy being fixed): on the GPU of its last
         // section, from the same place, a job repeats its predecessor's.
         let from = j.last_gpu.filter(|&p| p != g);
-        if j.ops_for == Some((g, from)) {
-            j.distance = match from {
-                Some(p) => {
-                    self.stats[iu].migrations += 1;
-                    s.platform.migration_distance(p, g)
-                }
-                None => 0,
-            };
-            self.fresh_section_key(iu);
-            self.advance(i);
-            return;
-        }
-        j.ops_for = Some((g, from));
-        j.ops.clear();
-        let engine_locks = policy.engine_locks || gt.vgpu.is_some();
-        let one = |l: usize| [l, l];
-        let lock_or_none = |l: usize| {
-            if engine_locks {
-                (one(l), 1)
-            } else {
-                (one(0), 0)
-            }
-        };
-        if !engine_locks && !driver {
-            j.ops.push(Op {
-                kind: OpKind::GpuLock,
-                locks: one(locks.lock_id(g, Eng::Exec)),
-                nlocks: 1,
-            });
-        }
-        // Migration of the task's state (seed 004 §4.3).
-        let mut distance = 0;
-        if let Some(p) = j.last_gpu.filter(|&p| p != g) {
-            distance = s.platform.migration_distance(p, g);
+        if from.is_some() {
             self.stats[iu].migrations += 1;
-            let same_node = s.gpus[p].cluster == s.gpus[g].cluster;
-            if self.cfg.peer_migration && same_node && policy.gpu_allocator != GpuAllocator::KFmlp {
-                let (l, n) = if engine_locks {
-                    (
-                        [
-                            locks.lock_id(p, Eng::CopyOut),
-                            locks.lock_id(g, Eng::CopyIn),
-                        ],
-                        2,
-                    )
-                } else {
-                    (one(0), 0)
-                };
-                // Under the driver a peer copy runs on the source's
-                // device-to-host copy engine (as the emulated GPU runs it).
-                push_copies(
-                    &mut j.ops,
-                    gt.state,
-                    chunk,
-                    bw.peer,
-                    down(links),
-                    SpanKind::Migrate,
-                    if driver { out_engine(p) } else { in_engine(g) },
-                    (l, n),
-                );
-            } else {
-                // Through system memory: out of the old GPU, into the new.
-                // The k-FMLP (seed 000) treats a GPU as one resource held by
-                // one job, so there the state is staged in system memory and
-                // both transfers are part of the new GPU's critical section
-                // (on its engine and link), as the analysis charges them;
-                // GPUSync takes the old GPU's copy-out lock (its bounds
-                // count requests from every token holder, App. Lemma 3).
-                let staged = policy.gpu_allocator == GpuAllocator::KFmlp;
-                let src = if staged { g } else { p };
-                let plink = s.gpus[src].link as u32;
-                let (l, n) = lock_or_none(locks.lock_id(src, Eng::CopyOut));
-                push_copies(
-                    &mut j.ops,
-                    gt.state,
-                    chunk,
-                    bw.device_to_host,
-                    up(plink),
-                    SpanKind::Migrate,
-                    out_engine(src),
-                    (l, n),
-                );
-                let (l, n) = lock_or_none(locks.lock_id(g, Eng::CopyIn));
-                push_copies(
-                    &mut j.ops,
-                    gt.state,
-                    chunk,
-                    bw.host_to_device,
-                    down(links),
-                    SpanKind::Migrate,
-                    in_engine(g),
-                    (l, n),
-                );
-            }
         }
-        j.distance = distance;
-        let (l, n) = lock_or_none(locks.lock_id(g, Eng::CopyIn));
-        push_copies(
-            &mut j.ops,
-            gt.copy_in,
-            chunk,
-            bw.host_to_device,
-            down(links),
-            SpanKind::CopyIn,
-            in_engine(g),
-            (l, n),
-        );
-        if gt.cpu > 0 {
-            j.ops.push(Op {
-                kind: OpKind::Cpu { work: gt.cpu },
-                locks: one(0),
-                nlocks: 0,
-            });
+        j.distance = from.map_or(0, |p| s.platform.migration_distance(p, g));
+        if j.ops_for != Some((g, from)) {
+            j.ops_for = Some((g, from));
+            j.ops.clear();
+            section_ops(
+                &mut j.ops,
+                s,
+                locks,
+                gt,
+                g,
+                from,
+                driver,
+                self.cfg.peer_migration,
+            );
         }
-        let nk = gt.kernels.len();
-        let exec = locks.lock_id(g, Eng::Exec);
-        for (k, &time) in gt.kernels.iter().enumerate() {
-            let first = k == 0;
-            // Kernels of a vGPU go through its scheduler, not a lock.
-            let (l, n) = if engine_locks && first && gt.vgpu.is_none() {
-                (one(exec), 1)
-            } else {
-                (one(0), 0)
-            };
-            j.ops.push(Op {
-                kind: OpKind::Kernel {
-                    time,
-                    last: k + 1 == nk,
-                },
-                locks: l,
-                nlocks: n,
-            });
-        }
-        let (l, n) = lock_or_none(locks.lock_id(g, Eng::CopyOut));
-        push_copies(
-            &mut j.ops,
-            gt.copy_out,
-            chunk,
-            bw.device_to_host,
-            up(links),
-            SpanKind::CopyOut,
-            out_engine(g),
-            (l, n),
-        );
         // Its token (or none) is part of its effective priority.
         self.fresh_section_key(iu);
         self.advance(i);

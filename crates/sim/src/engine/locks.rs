@@ -7,8 +7,8 @@ use rtgpu_model::PeerLocking;
 use rtgpu_policy::engine_lock::{LockGrant, ReqId};
 use rtgpu_policy::JobId;
 
-use super::gpu::OpKind;
 use super::inherit::INHERIT_DEPTH;
+use super::ops::OpKind;
 use super::Engine;
 
 impl Engine {

@@ -51,6 +51,7 @@ mod init;
 mod interrupts;
 mod jobs;
 mod locks;
+mod ops;
 mod stats;
 
 use std::collections::VecDeque;
@@ -69,8 +70,8 @@ use crate::{JobRecord, SimConfig, SimResult};
 
 use deadline::DlEntity;
 use device::Bus;
-use gpu::Op;
 use interrupts::IrqItem;
+use ops::Op;
 use stats::{Buckets, Stats};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
