@@ -15,7 +15,6 @@
 //! when that segment ends ([`Engine::dl_owner_wake`]).
 
 use rtgpu_policy::cbs::Cbs;
-use rtgpu_policy::interrupt::{self, Handling};
 use rtgpu_policy::Time;
 
 use crate::setup::DL_DOMAIN;
@@ -212,10 +211,7 @@ impl Engine {
         // It slept since its last segment ([`Self::dl_ready`] applies the
         // wake-up rule to an idle thread that stopped before now).
         self.threads[iu].state = TState::Idle;
-        let mut cost = self.switch_pair();
-        if matches!(self.handling, Handling::Klmirqd | Handling::Pai) {
-            cost += interrupt::plan(self.handling, &self.costs, 0).bottom_cost;
-        }
+        let cost = self.dl_resume_cost();
         if cost == 0 {
             self.op_done(i);
             return;

@@ -297,11 +297,7 @@ impl Engine {
         // Back to the CPU: the second half of C, plus the context switches
         // of each resumption (seed 000 Eq. 7; a SCHED_DEADLINE owner paid
         // them at each completion, `dl_owner_wake`).
-        let resume = if self.threads[iu].domain == DL {
-            0
-        } else {
-            self.jobs[iu].interrupts as Time * self.switch_pair()
-        };
+        let resume = self.resume_charge(iu);
         let j = &mut self.jobs[iu];
         j.phase = Phase::Post;
         self.threads[iu].remaining = j.post_work + resume;

@@ -9,7 +9,7 @@ use rtgpu_analysis::generate::Rng;
 use rtgpu_model::{GpuAllocator, InterruptHandling};
 use rtgpu_policy::cbs::Cbs;
 use rtgpu_policy::engine_lock::EngineLocks;
-use rtgpu_policy::interrupt::{self, Handling};
+use rtgpu_policy::interrupt::Handling;
 use rtgpu_policy::predictor::CostPredictor;
 use rtgpu_policy::token::{self, QueueRule, TokenAllocator};
 use rtgpu_policy::vgpu::{VgpuConfig, VgpuPolicy, VgpuScheduler};
@@ -21,6 +21,7 @@ use crate::SimConfig;
 
 use super::deadline::{DlEntity, DL};
 use super::device::Bus;
+use super::overheads::interrupt_costs;
 use super::stats::{Buckets, Stats};
 use super::{Core, Engine, Job, Phase, TState, Thread};
 
@@ -174,14 +175,7 @@ impl Engine {
                 priority: fixed_irq_key(priority, s.edf),
             },
         };
-        let o = s.overheads;
-        let costs = interrupt::Costs {
-            th: o.th,
-            bh: o.bh,
-            krel: o.krel,
-            pairel: o.pairel,
-            paisch: o.paisch,
-        };
+        let costs = interrupt_costs(&s.overheads);
         let nb = cfg.buckets.max(1);
         let bucket = cfg.duration.div_ceil(nb as Time).max(1);
         let stats = (0..n)

@@ -148,11 +148,7 @@ impl Engine {
             // it preempts (seed 000 Eq. 16 charges them to the owner's
             // task; charged here, the time lands where it is spent).
             BottomHalf::Deferred { prio, .. } => {
-                let switches = match self.handling {
-                    Handling::Klmirqd | Handling::FixedThreads { .. } => self.switch_pair(),
-                    _ => 0,
-                };
-                Some((prio, plan.bottom_cost + switches))
+                Some((prio, plan.bottom_cost + self.bottom_half_switches()))
             }
             BottomHalf::Server => Some((0, plan.bottom_cost)),
         };

@@ -76,8 +76,7 @@ impl Engine {
             let lo = (t.wcet as u128 * self.cfg.bcet_ppm as u128 / 1_000_000) as Time;
             work = self.rng.range(lo.max(1).min(t.wcet), t.wcet);
         }
-        let o = self.s.overheads;
-        let charge = o.rel + o.ipi + self.switch_pair();
+        let charge = self.release_charge();
         let first_piece_budget = t.pieces[0].budget;
         let key0 = t.pieces[0].key;
         let dom0 = t.pieces[0].domain as u32;

@@ -52,6 +52,7 @@ mod interrupts;
 mod jobs;
 mod locks;
 mod ops;
+mod overheads;
 mod stats;
 
 use std::collections::VecDeque;
@@ -332,13 +333,6 @@ impl Engine {
             _ => Slot::Heap,
         };
         self.events.push(t, encode(ev), slot);
-    }
-
-    /// One scheduling decision and context switch each way, 2(Δsch +
-    /// Δcxs) (seed 000 Eq. 6): what a thread pays per dispatch that
-    /// preempts and switches back (0 without overheads).
-    fn switch_pair(&self) -> Time {
-        2 * (self.s.overheads.sch + self.s.overheads.cxs)
     }
 
     pub fn run(mut self) -> SimResult {
