@@ -134,6 +134,16 @@ impl Engine {
         }
     }
 
+    /// GPU `g`'s vGPU scheduler's replenishment timer.
+    #[inline(always)]
+    pub(super) fn on_vgpu_timer(&mut self, g: u32) {
+        let now = self.now;
+        let d = self.vgpu_sched[g as usize]
+            .as_mut()
+            .and_then(|s| s.timer(now));
+        self.vgpu_dispatch(g as usize, d);
+    }
+
     pub(super) fn on_kernel_done(&mut self, g: u32) {
         let gu = g as usize;
         let Some(i) = self.kernel_owner[gu].take() else {

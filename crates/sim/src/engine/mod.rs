@@ -1,4 +1,4 @@
-//! The event loop.
+//! The event loop, and the state it drives.
 //!
 //! An event queue ordered by `(time, packed event)`; events of one instant
 //! run segment ends first, then device completions, then releases. Segment
@@ -10,37 +10,36 @@
 //! replaces them in its slot.
 //!
 //! Threads: one per task (jobs of a task run in sequence, a late job delays
-//! the next) and one interrupt thread per GPU. Each scheduling domain (a
-//! core under P-FP, a cluster under C-FP/C-EDF, all cores under G-FP/G-EDF)
-//! has a ready heap keyed by priority (FP key or absolute deadline, then
-//! thread id); a ready thread preempts the domain's least urgent running
-//! thread if it is more urgent.
+//! the next), one interrupt thread per GPU, and, when some task has CPU
+//! work inside its GPU section, one section thread per task. Each event
+//! goes to the module that owns its concern; each adds an `impl Engine`
+//! block over the state defined here:
 //!
-//! Overheads (seed 000 App. B), when the workload has any and the run
-//! injects them: each job's first CPU segment is charged
-//! `Δrel + Δipi + 2(Δsch + Δcxs)` (Eqs. 6, 9); each return from a GPU
-//! suspension `2(Δsch + Δcxs)` per interrupt (Eq. 7); a preempted thread
-//! `Δsch + Δcxs`; an interrupt's top half runs non-preemptively on the
-//! GPU's interrupt core (the first core of its cluster) and freezes
-//! whatever runs there (Eqs. 12-18); bottom halves per the interrupt
-//! policy ([`rtgpu_policy::interrupt::plan`]). Timer ticks are not
-//! simulated.
-//!
-//! SCHED_DEADLINE threads (CPU reservations, klmirqd's independent
-//! servers) are in no domain: they run above every domain's threads under
-//! global EDF on all cores, each a constant bandwidth server
-//! ([`rtgpu_policy::cbs`]: wake-up rule, throttling, replenishment). A
-//! ready one takes an idle core first (its last core if idle), else its
-//! last core or the first core without a deadline thread, preempting what
-//! runs there, else the core of the deadline thread with the latest
-//! deadline if its own is earlier. A core it holds is out of its domain
-//! (neither idle nor preemptible there) until it leaves. A GPU-using
-//! reservation sleeps through each GPU operation and wakes at its
-//! completion (after the top half, and after the bottom half where that
-//! runs elsewhere) through the CBS wake-up rule, for a resume segment of
-//! `2(Δsch + Δcxs)` plus, under klmirqd dependent and PAI, the bottom
-//! half, which runs in its own thread and budget; the operation is done
-//! when that segment ends ([`Engine::dl_owner_wake`]).
+//! - [`cpu`]: the scheduling domains, fixed priority per core, per
+//!   cluster or global and EDF per cluster or global, one mechanism (only
+//!   the key differs): ready queues, dispatch, preemption, segment ends
+//!   (`Segment`, `PieceStart`).
+//! - [`deadline`]: SCHED_DEADLINE threads (CPU reservations, klmirqd
+//!   servers), constant bandwidth servers under global EDF above every
+//!   domain (`DlTimer`). The two CPU classes meet in
+//!   [`Engine::make_ready`] and [`Engine::on_segment`], which hand a
+//!   thread of [`deadline::DL`] to this one.
+//! - [`jobs`]: releases, a job's start and completion (`Release`).
+//! - [`gpu`]: GPU sections: token requests and grants, stepping through
+//!   the section's operations, the section's end.
+//! - [`ops`]: a section's operation list: copies in chunks, state
+//!   migrations, kernels, CPU work, the locks of each.
+//! - [`locks`]: engine-lock requests, grants and releases.
+//! - [`device`]: the GPUs' engines and buses: kernels, vGPU schedulers,
+//!   shared-bus copies, driver arbitration (`KernelDone`, `Bus`,
+//!   `VgpuTimer`).
+//! - [`interrupts`]: top halves and bottom halves, interrupt threads'
+//!   keys, priority inversions (`TopHalfDone`).
+//! - [`inherit`]: effective priorities (inheritance through token queues
+//!   and engine locks) and their caches.
+//! - [`overheads`]: what each injected overhead charges, and where.
+//! - [`stats`]: per-task statistics, utilization series, the result.
+//! - [`init`]: construction from a [`Setup`].
 
 mod cpu;
 mod deadline;
@@ -364,14 +363,7 @@ impl Engine {
                 1 => self.on_bus(a, b),
                 2 => self.on_kernel_done(b),
                 3 => self.on_top_half_done(b),
-                4 => {
-                    let g = b;
-                    let now = self.now;
-                    let d = self.vgpu_sched[g as usize]
-                        .as_mut()
-                        .and_then(|s| s.timer(now));
-                    self.vgpu_dispatch(g as usize, d);
-                }
+                4 => self.on_vgpu_timer(b),
                 5 => self.on_release(b),
                 6 => self.make_ready(b),
                 _ => self.on_dl_timer(b),
