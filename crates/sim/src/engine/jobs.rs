@@ -6,7 +6,7 @@
 
 use rtgpu_policy::Time;
 
-use crate::{JobRecord, Releases};
+use crate::Releases;
 
 use super::{Engine, Ev, Phase, TState};
 
@@ -140,41 +140,9 @@ impl Engine {
     pub(super) fn complete_job(&mut self, i: u32) {
         let iu = i as usize;
         let now = self.now;
-        let t = &self.s.tasks[iu];
-        let j = &mut self.jobs[iu];
-        j.active = false;
+        self.jobs[iu].active = false;
         self.active_jobs -= 1;
-        let response = now - j.arrival;
-        let deadline = j.arrival + t.deadline;
-        let miss = now > deadline;
-        let tardiness = now.saturating_sub(deadline);
-        let st = &mut self.stats[iu];
-        st.jobs += 1;
-        st.misses += miss as u64;
-        st.max_response = st.max_response.max(response);
-        st.sum_response += response as u128;
-        let pct = response as f64 * 100.0 / t.period as f64;
-        st.sum_pct += pct;
-        if pct > st.max_pct {
-            st.max_pct = pct;
-        }
-        st.max_tardiness = st.max_tardiness.max(tardiness);
-        st.max_blocking = st.max_blocking.max(j.blocked);
-        if self.cfg.record_jobs {
-            self.records.push(JobRecord {
-                task: i,
-                job: j.seq - 1,
-                release: j.arrival,
-                ready: j.ready,
-                start: j.start,
-                finish: Some(now),
-                response: Some(response),
-                deadline_miss: miss,
-                tardiness,
-                blocking: j.blocked,
-                gpu: j.gpu,
-            });
-        }
+        self.count_completion(iu);
         self.threads[iu].state = TState::Idle;
         if self.cfg.shift_tardy {
             // One job at a time; the next arrives a gap after this one, or

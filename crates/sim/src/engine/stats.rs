@@ -69,6 +69,46 @@ pub(super) fn add_busy(series: &mut [Time], buckets: &mut Buckets, start: Time, 
 }
 
 impl Engine {
+    /// Task `iu`'s current job completed now: its response, miss,
+    /// tardiness and blocking in its task's counters, and its record when
+    /// jobs are recorded.
+    pub(super) fn count_completion(&mut self, iu: usize) {
+        let now = self.now;
+        let t = &self.s.tasks[iu];
+        let j = &self.jobs[iu];
+        let response = now - j.arrival;
+        let deadline = j.arrival + t.deadline;
+        let miss = now > deadline;
+        let tardiness = now.saturating_sub(deadline);
+        let st = &mut self.stats[iu];
+        st.jobs += 1;
+        st.misses += miss as u64;
+        st.max_response = st.max_response.max(response);
+        st.sum_response += response as u128;
+        let pct = response as f64 * 100.0 / t.period as f64;
+        st.sum_pct += pct;
+        if pct > st.max_pct {
+            st.max_pct = pct;
+        }
+        st.max_tardiness = st.max_tardiness.max(tardiness);
+        st.max_blocking = st.max_blocking.max(j.blocked);
+        if self.cfg.record_jobs {
+            self.records.push(JobRecord {
+                task: iu as u32,
+                job: j.seq - 1,
+                release: j.arrival,
+                ready: j.ready,
+                start: j.start,
+                finish: Some(now),
+                response: Some(response),
+                deadline_miss: miss,
+                tardiness,
+                blocking: j.blocked,
+                gpu: j.gpu,
+            });
+        }
+    }
+
     pub(super) fn finish(mut self, end: Time) -> SimResult {
         // Unfinished jobs.
         for i in 0..self.jobs.len() {
