@@ -1,0 +1,156 @@
+//! Jobs of a task: releases (periodic or sporadic, with release jitter),
+//! a job's start and first CPU segment, the end of each of its CPU
+//! segments, and its completion (with `--shift-tardy`, the next release).
+//! One thread per task: jobs of a task run in sequence, a late job delays
+//! the next.
+
+use rtgpu_policy::Time;
+
+use crate::Releases;
+
+use super::{Engine, Ev, Phase, TState};
+
+impl Engine {
+    pub(super) fn schedule_release(&mut self, i: u32, arrival: Time) {
+        if arrival >= self.cfg.duration {
+            return;
+        }
+        let t = &self.s.tasks[i as usize];
+        let jitter = if t.jitter > 0 {
+            self.rng.range(0, t.jitter)
+        } else {
+            0
+        };
+        let j = &mut self.jobs[i as usize];
+        j.next_arrival = arrival;
+        // Never release out of order.
+        let last_ready = j.pending.back().map_or(0, |p| p.1);
+        let ready = (arrival + jitter).max(last_ready);
+        j.pending.push_back((arrival, ready));
+        self.push(ready, Ev::Release(i));
+    }
+
+    pub(super) fn gap(&mut self, i: u32) -> Time {
+        let period = self.s.tasks[i as usize].period;
+        match self.cfg.releases {
+            Releases::Periodic => period,
+            Releases::Sporadic { max_extra_ppm } => {
+                let extra = (period as u128 * max_extra_ppm as u128 / 1_000_000) as Time;
+                period + self.rng.range(0, extra)
+            }
+        }
+    }
+
+    pub(super) fn on_release(&mut self, i: u32) {
+        let arrival = self.jobs[i as usize].next_arrival;
+        // Mark this release as due; the pending entry was pushed when it
+        // was scheduled. Start it if the thread is free.
+        self.active_jobs += 1;
+        self.jobs[i as usize].released += 1;
+        if !self.cfg.shift_tardy {
+            let gap = self.gap(i);
+            self.schedule_release(i, arrival + gap);
+        }
+        if !self.jobs[i as usize].active {
+            self.start_job(i);
+        }
+    }
+
+    pub(super) fn start_job(&mut self, i: u32) {
+        let now = self.now;
+        let iu = i as usize;
+        let Some(&(arrival, ready)) = self.jobs[iu].pending.front() else {
+            return;
+        };
+        if ready > now {
+            return; // not released yet (its Release event will start it)
+        }
+        if self.jobs[iu].released == 0 {
+            return;
+        }
+        self.jobs[iu].released -= 1;
+        self.jobs[iu].pending.pop_front();
+        let t = &self.s.tasks[iu];
+        let mut work = t.wcet;
+        if self.cfg.bcet_ppm < 1_000_000 {
+            let lo = (t.wcet as u128 * self.cfg.bcet_ppm as u128 / 1_000_000) as Time;
+            work = self.rng.range(lo.max(1).min(t.wcet), t.wcet);
+        }
+        let charge = self.release_charge();
+        let first_piece_budget = t.pieces[0].budget;
+        let key0 = t.pieces[0].key;
+        let dom0 = t.pieces[0].domain as u32;
+        let deadline = arrival + t.deadline;
+        let edf = self.s.edf;
+        let j = &mut self.jobs[iu];
+        j.active = true;
+        j.seq += 1;
+        j.arrival = arrival;
+        j.ready = ready;
+        j.start = None;
+        j.blocked = 0;
+        j.blocked_since = None;
+        j.gpu = None;
+        j.piece = 0;
+        j.interrupts = 0;
+        let (phase, first, post) = if let Some(g) = t.gpu.as_ref() {
+            // The section's CPU work runs in its section thread.
+            let outside = work.saturating_sub(g.cpu);
+            (Phase::Pre, outside / 2 + charge, outside - outside / 2)
+        } else {
+            (Phase::Only, work + charge, 0)
+        };
+        j.phase = phase;
+        j.post_work = post;
+        let th = &mut self.threads[iu];
+        th.remaining = first;
+        th.piece_left = if self.s.tasks[iu].pieces.len() == 1 {
+            Time::MAX
+        } else {
+            first_piece_budget
+        };
+        th.domain = dom0;
+        th.key = if edf { deadline } else { key0 };
+        // A job that starts is in no token or lock queue: only its own
+        // effective priority changes.
+        self.invalidate(iu, 0);
+        self.make_ready(i);
+    }
+
+    pub(super) fn task_segment_done(&mut self, i: u32) {
+        let iu = i as usize;
+        if self.threads[iu].remaining > 0 {
+            // Piece budget spent: migrate to the next piece (seed 003).
+            self.make_ready(i);
+            return;
+        }
+        match self.jobs[iu].phase {
+            Phase::Pre => self.start_gpu_section(i),
+            Phase::Only | Phase::Post => self.complete_job(i),
+            // Only a SCHED_DEADLINE owner's resume segment runs in a GPU
+            // section.
+            Phase::Gpu => {
+                if self.jobs[iu].resuming {
+                    self.dl_resume_done(i);
+                }
+            }
+        }
+    }
+
+    pub(super) fn complete_job(&mut self, i: u32) {
+        let iu = i as usize;
+        let now = self.now;
+        self.jobs[iu].active = false;
+        self.active_jobs -= 1;
+        self.count_completion(iu);
+        self.threads[iu].state = TState::Idle;
+        if self.cfg.shift_tardy {
+            // One job at a time; the next arrives a gap after this one, or
+            // now if this one was late.
+            let arrival = self.jobs[iu].arrival;
+            let gap = self.gap(i);
+            self.schedule_release(i, (arrival + gap).max(now));
+        }
+        self.start_job(i);
+    }
+}

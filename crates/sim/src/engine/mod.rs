@@ -1,0 +1,379 @@
+//! The event loop, and the state it drives.
+//!
+//! An event queue ordered by `(time, packed event)`; events of one instant
+//! run segment ends first, then device completions, then releases. Segment
+//! ends, bus completions and releases live in per-core, per-bus and
+//! per-task slots of a tournament tree, the rest in a binary heap
+//! ([`crate::queue`]). Stale events (a segment end after a preemption, a bus
+//! completion after the bus's load changed) carry a stamp and are dropped;
+//! most never reach the loop, as a new event of the same core or bus
+//! replaces them in its slot.
+//!
+//! Threads: one per task (jobs of a task run in sequence, a late job delays
+//! the next), one interrupt thread per GPU, and, when some task has CPU
+//! work inside its GPU section, one section thread per task. Each event
+//! goes to the module that owns its concern; each adds an `impl Engine`
+//! block over the state defined here:
+//!
+//! - [`cpu`]: the scheduling domains, fixed priority per core, per
+//!   cluster or global and EDF per cluster or global, one mechanism (only
+//!   the key differs): ready queues, dispatch, preemption, segment ends
+//!   (`Segment`, `PieceStart`).
+//! - [`deadline`]: SCHED_DEADLINE threads (CPU reservations, klmirqd
+//!   servers), constant bandwidth servers under global EDF above every
+//!   domain (`DlTimer`). The two CPU classes meet in
+//!   [`Engine::make_ready`] and [`Engine::on_segment`], which hand a
+//!   thread of [`deadline::DL`] to this one.
+//! - [`jobs`]: releases, a job's start and completion (`Release`).
+//! - [`gpu`]: GPU sections: token requests and grants, stepping through
+//!   the section's operations, the section's end.
+//! - [`ops`]: a section's operation list: copies in chunks, state
+//!   migrations, kernels, CPU work, the locks of each.
+//! - [`locks`]: engine-lock requests, grants and releases.
+//! - [`device`]: the GPUs' engines and buses: kernels, vGPU schedulers,
+//!   shared-bus copies, driver arbitration (`KernelDone`, `Bus`,
+//!   `VgpuTimer`).
+//! - [`interrupts`]: top halves and bottom halves, interrupt threads'
+//!   keys, priority inversions (`TopHalfDone`).
+//! - [`inherit`]: effective priorities (inheritance through token queues
+//!   and engine locks) and their caches.
+//! - [`overheads`]: what each injected overhead charges, and where.
+//! - [`stats`]: per-task statistics, utilization series, the result.
+//! - [`init`]: construction from a [`Setup`].
+
+mod cpu;
+mod deadline;
+mod device;
+mod gpu;
+mod inherit;
+mod init;
+mod interrupts;
+mod jobs;
+mod locks;
+mod ops;
+mod overheads;
+mod stats;
+
+use std::collections::VecDeque;
+
+use rtgpu_analysis::generate::Rng;
+use rtgpu_policy::engine_lock::{EngineLocks, LockGrant, ReqId};
+use rtgpu_policy::interrupt::{self, Handling};
+use rtgpu_policy::token::TokenAllocator;
+use rtgpu_policy::vgpu::VgpuScheduler;
+use rtgpu_policy::Time;
+
+use crate::queue::{self, EventQueue, MinTree, Slot};
+use crate::setup::Setup;
+use crate::trace::Span;
+use crate::{JobRecord, SimConfig, SimResult};
+
+use deadline::DlEntity;
+use device::Bus;
+use interrupts::IrqItem;
+use ops::Op;
+use stats::{Buckets, Stats};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ev {
+    Release(u32),
+    Segment(u32, u32),
+    PieceStart(u32),
+    TopHalfDone(u32),
+    Bus(u32, u32),
+    KernelDone(u32),
+    VgpuTimer(u32),
+    /// A throttled deadline entity's replenishment timer.
+    DlTimer(u32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TState {
+    Idle,
+    Ready,
+    Running(u32),
+    Suspended,
+}
+
+struct Thread {
+    domain: u32,
+    key: u64,
+    state: TState,
+    remaining: Time,
+    piece_left: Time,
+    seg_start: Time,
+    seg_len: Time,
+    run_start: Time,
+}
+
+impl Thread {
+    /// An idle interrupt or section thread of `domain`, keyed when it runs.
+    fn idle(domain: u32) -> Thread {
+        Thread {
+            domain,
+            key: 0,
+            state: TState::Idle,
+            remaining: 0,
+            piece_left: Time::MAX,
+            seg_start: 0,
+            seg_len: 0,
+            run_start: 0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Only,
+    Pre,
+    Gpu,
+    Post,
+}
+
+struct Job {
+    active: bool,
+    seq: u64,
+    arrival: Time,
+    ready: Time,
+    start: Option<Time>,
+    phase: Phase,
+    post_work: Time,
+    piece: usize,
+    blocked: Time,
+    blocked_since: Option<Time>,
+    gpu: Option<u32>,
+    pending: VecDeque<(Time, Time)>,
+    /// Entries of `pending` whose release event has happened.
+    released: u32,
+    next_arrival: Time,
+    // GPU section
+    ops: Vec<Op>,
+    /// `(GPU, migration source)` that `ops` were built for.
+    ops_for: Option<(usize, Option<usize>)>,
+    pc: usize,
+    section_gpu: usize,
+    reqs: [Option<ReqId>; 2],
+    /// The locks each of `reqs` names (its first lock twice when it names
+    /// one): with `gpu_lock_id`, every lock the job can hold, which lets
+    /// [`Engine::effective_key`] test a handful of locks instead of all.
+    req_locks: [[usize; 2]; 2],
+    gpu_lock: Option<ReqId>,
+    gpu_lock_id: usize,
+    /// Whether `reqs[0]`, `reqs[1]`, `gpu_lock` are satisfied (their locks
+    /// held): set when a request is granted at once or by a release's
+    /// grant, cleared when it is released.
+    held: [bool; 3],
+    has_token: bool,
+    /// The token held while `has_token`.
+    token: usize,
+    token_time: Time,
+    section_blocked: Time,
+    op_start: Time,
+    interrupts: u32,
+    last_gpu: Option<usize>,
+    distance: u32,
+    /// A SCHED_DEADLINE owner's resume segment after an operation's
+    /// completion is running or waiting for its server (phase `Gpu`):
+    /// when it ends, the operation is done ([`Engine::dl_resume_done`]).
+    resuming: bool,
+}
+
+struct Core {
+    running: Option<u32>,
+    stamp: u32,
+    frozen_until: Time,
+    /// Its scheduling domain.
+    domain: u32,
+    /// Its entry in `dom_run` and `dom_cores`.
+    run: u32,
+    /// Its word in `idle`.
+    idle_word: u32,
+    /// Its bit in that word.
+    idle_bit: u64,
+}
+
+pub struct Engine {
+    s: Setup,
+    cfg: SimConfig,
+    now: Time,
+    events: EventQueue,
+    rng: Rng,
+    threads: Vec<Thread>,
+    jobs: Vec<Job>,
+    /// Per domain: one slot per thread, `(key, thread)` while it is ready
+    /// there.
+    ready: Vec<MinTree>,
+    /// Per domain: its ready queue's minimum (`queue::EMPTY` when empty),
+    /// beside the other domains' for the checks on every dispatch.
+    ready_top: Vec<queue::Key>,
+    cores: Vec<Core>,
+    allocators: Vec<TokenAllocator>,
+    locks: EngineLocks,
+    grants: Vec<LockGrant>,
+    req_owner: Vec<u32>,
+    buses: Vec<Bus>,
+    kernel_owner: Vec<Option<u32>>,
+    /// Without engine locks and with ρ > 1 the driver arbitrates each
+    /// engine among the token holders (as `rtgpu run` leaves it): per
+    /// engine track (GPU·3 + exec, copy-in, copy-out), whether an
+    /// operation runs on it and the jobs whose next operation waits for it,
+    /// in submission order. Empty when not in that mode.
+    driver_busy: Vec<bool>,
+    driver_fifo: Vec<VecDeque<u32>>,
+    vgpu_sched: Vec<Option<VgpuScheduler>>,
+    vgpu_local: Vec<usize>,
+    irq_items: Vec<IrqItem>,
+    irq_free: Vec<u32>,
+    irq_queue: Vec<VecDeque<u32>>,
+    irq_current: Vec<Option<u32>>,
+    handling: Handling,
+    costs: interrupt::Costs,
+    stats: Vec<Stats>,
+    records: Vec<JobRecord>,
+    inversions: Vec<Time>,
+    spans: Vec<Span>,
+    bucket: Time,
+    buckets: Buckets,
+    engine_busy: Vec<Vec<Time>>,
+    core_busy: Vec<Vec<Time>>,
+    vgpu_busy: Vec<Vec<Time>>,
+    active_jobs: usize,
+    ntasks: u32,
+    /// Per domain, its words `idle_at[d]..idle_at[d + 1]`: bit k set when
+    /// the domain's k-th core is idle.
+    idle: Vec<u64>,
+    idle_at: Vec<usize>,
+    /// Per domain, its entries `run_at[d]..run_at[d + 1]`, one per core in
+    /// domain order: `(key << 64 | thread + 1, end of its segment)` of the
+    /// running thread (key copied at dispatch: it does not change while
+    /// the thread runs), `(0, 0)` when idle.
+    dom_run: Vec<(u128, Time)>,
+    run_at: Vec<usize>,
+    /// The cores of `dom_run`'s entries.
+    dom_cores: Vec<usize>,
+    /// Scratch list of the jobs whose copies a bus event completed.
+    bus_done: Vec<u32>,
+    /// Per job: its effective priority as last computed, `None` once
+    /// something it depends on may have changed ([`Engine::invalidate`]).
+    /// An interrupt's owner key is asked for at the interrupt, at its
+    /// bottom half's start and on every lock or queue change; most of
+    /// these asks find nothing changed since the last.
+    key_cache: Vec<Option<u64>>,
+    /// Per GPU: the most urgent effective priority among its token holders
+    /// (`gpu_owner_priority`) as last computed, `None` when stale.
+    holder_key: Vec<Option<Option<u64>>>,
+    /// Bit g set when GPU g's interrupt thread key may have moved since its
+    /// last re-keying: the GPUs `refresh_irq_keys` visits.
+    irq_dirty: Vec<u64>,
+    /// SCHED_DEADLINE threads, and per thread its entry there (`u32::MAX`
+    /// for none).
+    dl: Vec<DlEntity>,
+    dl_of: Vec<u32>,
+    /// Thread `section0 + i` runs task i's CPU work inside its GPU section
+    /// (`GpuPart::cpu`) while the task's own thread is suspended, at the
+    /// job's effective priority (it holds a token: waiters' priorities are
+    /// inherited, as by its bottom halves), re-keyed as that moves. Such
+    /// threads exist only when some task has such work.
+    section0: usize,
+    /// The jobs whose section thread is ready or running.
+    in_section_cpu: Vec<u32>,
+}
+
+/// `class(2) | kind(3) | a(27) | b(32)`, class first so that an instant's
+/// segment ends (0) come before device completions (1) and releases (2).
+#[inline(always)]
+fn encode(ev: Ev) -> u64 {
+    let (class, kind, a, b): (u64, u64, u32, u32) = match ev {
+        Ev::Segment(c, stamp) => (0, 0, c, stamp),
+        Ev::Bus(bus, stamp) => (1, 1, bus, stamp),
+        Ev::KernelDone(g) => (1, 2, 0, g),
+        Ev::TopHalfDone(k) => (1, 3, 0, k),
+        Ev::VgpuTimer(g) => (1, 4, 0, g),
+        Ev::Release(i) => (2, 5, 0, i),
+        Ev::PieceStart(i) => (2, 6, 0, i),
+        Ev::DlTimer(e) => (1, 7, 0, e),
+    };
+    debug_assert!(a < 1 << 27, "core or bus index fits 27 bits");
+    (class << 62) | (kind << 59) | ((a as u64 & ((1 << 27) - 1)) << 32) | b as u64
+}
+
+fn decode(code: u64) -> Ev {
+    let a = ((code >> 32) & ((1 << 27) - 1)) as u32;
+    let b = code as u32;
+    match (code >> 59) & 7 {
+        0 => Ev::Segment(a, b),
+        1 => Ev::Bus(a, b),
+        2 => Ev::KernelDone(b),
+        3 => Ev::TopHalfDone(b),
+        4 => Ev::VgpuTimer(b),
+        5 => Ev::Release(b),
+        6 => Ev::PieceStart(b),
+        _ => Ev::DlTimer(b),
+    }
+}
+
+impl Engine {
+    /// Events of one instant: segment ends first (a job that finishes at t
+    /// is not preempted at t), then device completions, then releases;
+    /// within a class, in the order of their encoding (deterministic). An
+    /// event is packed into one u64 beside its time (16-byte heap entries).
+    // Always inlined: each call site names one kind of event, so the
+    // encoding and the slot choice fold to constants there.
+    #[inline(always)]
+    fn push(&mut self, t: Time, ev: Ev) {
+        // Slot groups: cores, buses, GPUs, tasks (see `new`). Top halves
+        // go to the heap: in a slot per interrupt item they took more
+        // instructions and more time (measured).
+        let slot = match ev {
+            Ev::Segment(c, _) => Slot::Replace(0, c as usize),
+            Ev::Bus(b, _) => Slot::Replace(1, b as usize),
+            Ev::KernelDone(g) => Slot::IfFree(2, g as usize),
+            Ev::Release(i) => Slot::IfFree(3, i as usize),
+            _ => Slot::Heap,
+        };
+        self.events.push(t, encode(ev), slot);
+    }
+
+    pub fn run(mut self) -> SimResult {
+        for i in 0..self.ntasks {
+            self.schedule_release(i, 0);
+        }
+        while let Some((t, code)) = self.events.pop() {
+            if t >= self.cfg.duration && (!self.cfg.drain || self.active_jobs == 0) {
+                break;
+            }
+            self.now = t;
+            // `decode` and the dispatch on its result in one match.
+            let (a, b) = (((code >> 32) & ((1 << 27) - 1)) as u32, code as u32);
+            debug_assert_eq!(
+                decode(code),
+                [
+                    Ev::Segment(a, b),
+                    Ev::Bus(a, b),
+                    Ev::KernelDone(b),
+                    Ev::TopHalfDone(b),
+                    Ev::VgpuTimer(b),
+                    Ev::Release(b),
+                    Ev::PieceStart(b),
+                    Ev::DlTimer(b),
+                ][((code >> 59) & 7) as usize]
+            );
+            match (code >> 59) & 7 {
+                0 => self.on_segment(a, b),
+                1 => self.on_bus(a, b),
+                2 => self.on_kernel_done(b),
+                3 => self.on_top_half_done(b),
+                4 => self.on_vgpu_timer(b),
+                5 => self.on_release(b),
+                6 => self.make_ready(b),
+                _ => self.on_dl_timer(b),
+            }
+        }
+        let end = if self.cfg.drain {
+            self.now.max(self.cfg.duration)
+        } else {
+            self.cfg.duration
+        };
+        self.finish(end)
+    }
+}
