@@ -724,7 +724,11 @@ wcet = "1 ms"
 gpu = {{ kernels = ["10 ms"] }}
 "#
     ));
-    let (report, _) = rtgpu_analysis::workload::analyze(&w);
+    let oblivious = rtgpu_analysis::workload::Extra {
+        method: rtgpu_analysis::gpu::Method::Oblivious,
+        ..Default::default()
+    };
+    let (report, _) = rtgpu_analysis::workload::analyze_with(&w, &oblivious);
     let r = run(&w, 1_000_000_000);
     // Lemma 5: the kernel plus L^P, the whole CPU time (1 ms).
     let hold = 11_000_000;
@@ -733,6 +737,16 @@ gpu = {{ kernels = ["10 ms"] }}
         assert_eq!(g.token_hold_time, Some(hold));
         assert_eq!(g.token_blocking, Some(2 * hold), "{}", t.name);
         assert!(t.max_blocking <= 2 * hold, "{}: {}", t.name, t.max_blocking);
+    }
+    // The suspension-aware method counts the same two requests ahead,
+    // each its own hold: the kernel alone (no CPU work in the section).
+    let (aware, _) = rtgpu_analysis::workload::analyze(&w);
+    for (t, tr) in r.tasks.iter().zip(&aware.tasks) {
+        let g = tr.gpu.as_ref().expect("GPU report");
+        assert_eq!(g.hold, Some(10_000_000));
+        assert_eq!(g.requests_ahead, Some(2));
+        assert_eq!(g.token_blocking, Some(20_000_000), "{}", t.name);
+        assert!(t.max_blocking <= 20_000_000, "{}: {}", t.name, t.max_blocking);
     }
     // The last to request waits two kernels less the others' half-CPU
     // starts (19 ms), more than Theorem 2's one hold.

@@ -5,7 +5,6 @@
 //! to the CPU).
 
 use rtgpu_model::PeerLocking;
-use rtgpu_policy::interrupt::Handling;
 use rtgpu_policy::token::{self, Decision};
 use rtgpu_policy::{JobId, Time};
 
@@ -49,7 +48,7 @@ impl Engine {
                 // (`gpu_irq_key`).
                 let g = self.s.groups[group].gpus[gpu];
                 // First, before anything the job does next can re-key.
-                if self.handling == Handling::Klmirqd {
+                if self.rekeys_bottom_halves() {
                     self.holder_key[g] = None;
                     self.rekey_irq(g);
                 }
@@ -289,7 +288,7 @@ impl Engine {
             }
             // The GPU's interrupt thread lost a holder it ran for; and the
             // queues changed: so may the holders' inherited priorities.
-            if self.handling == Handling::Klmirqd {
+            if self.rekeys_bottom_halves() {
                 self.rekey_irq(g);
             }
             self.refresh_irq_keys();

@@ -197,13 +197,28 @@ impl Engine {
     /// priority of the GPU's owners ([`Self::gpu_irq_key`]; seed 000 §IV:
     /// its priority follows theirs as inheritance changes), not the one the
     /// owner had when its interrupt arrived.
+    /// Whether bottom halves run at their owner's *current* effective
+    /// priority, re-keyed as inheritance changes it: klmirqd's threads
+    /// (seed 000 §IV: inherited priority is "propagated immediately" to
+    /// bottom-half work) and PAI's tasklets, whose priority PAI compares at
+    /// every scheduling decision (seed 000 §III), an inherited one
+    /// included. PAI's items once kept the priority their owner had when
+    /// the interrupt arrived, so a holder's pending bottom half starved
+    /// below medium-priority tasks while a high-priority job waited for its
+    /// token (examples/interrupts-crm-pai.toml: 16.389 ms against a
+    /// 4.496 ms bound).
+    #[inline(always)]
+    pub(super) fn rekeys_bottom_halves(&self) -> bool {
+        matches!(self.handling, Handling::Klmirqd | Handling::Pai)
+    }
+
     pub(super) fn refresh_irq_keys(&mut self) {
         for k in 0..self.in_section_cpu.len() {
             let i = self.in_section_cpu[k];
             let key = self.owner_key(i);
             self.set_key(self.section0 + i as usize, key);
         }
-        if self.handling != Handling::Klmirqd {
+        if !self.rekeys_bottom_halves() {
             return;
         }
         // Only the GPUs marked by `invalidate` since their last pass: on
@@ -282,7 +297,7 @@ impl Engine {
         self.irq_current[g] = Some(k);
         let (mut key, cost) = self.irq_items[k as usize].deferred.unwrap_or((0, 0));
         let owner = self.irq_items[k as usize].owner as usize;
-        if self.handling == Handling::Klmirqd {
+        if self.rekeys_bottom_halves() {
             key = self.gpu_irq_key(g, owner as u32);
         }
         let tid = self.jobs.len() + g;
