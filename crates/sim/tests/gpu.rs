@@ -746,7 +746,12 @@ gpu = {{ kernels = ["10 ms"] }}
         assert_eq!(g.hold, Some(10_000_000));
         assert_eq!(g.requests_ahead, Some(2));
         assert_eq!(g.token_blocking, Some(20_000_000), "{}", t.name);
-        assert!(t.max_blocking <= 20_000_000, "{}: {}", t.name, t.max_blocking);
+        assert!(
+            t.max_blocking <= 20_000_000,
+            "{}: {}",
+            t.name,
+            t.max_blocking
+        );
     }
     // The last to request waits two kernels less the others' half-CPU
     // starts (19 ms), more than Theorem 2's one hold.

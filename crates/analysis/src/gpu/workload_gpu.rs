@@ -165,7 +165,10 @@ impl GpuTaskReport {
     /// CPU demand and suspension ([`SuspensionSplit`]). Unbounded parts
     /// saturate to `Time::MAX`.
     pub fn suspension_split(&self, charges: &crate::overheads::Charges) -> SuspensionSplit {
-        let gpu_time = self.overhead_input(charges.cpu).gpu.map_or(0, |g| g.gpu_time);
+        let gpu_time = self
+            .overhead_input(charges.cpu)
+            .gpu
+            .map_or(0, |g| g.gpu_time);
         let suspension = charges.gpu_blocking.saturating_add(gpu_time);
         let cpu = if suspension == Time::MAX {
             Time::MAX
@@ -476,13 +479,14 @@ pub fn analyze_gpus_with(
                     if !w.policy.engine_locks && w.policy.tokens() > 1 {
                         r.unbounded_because = Some(DRIVER_ARBITRATES.into());
                     } else if aware {
-                        // The queue with the fewest requests among its GPU's
-                        // ρ tokens (crate::gpu::wait).
-                        let users = queue.len() as u64 + 1;
-                        let choice = QueueChoice::Shortest {
-                            tokens: u64::from(w.policy.tokens()),
-                        };
-                        let counted = wait::wait_bound(&queue, wait::requests_ahead(choice, users));
+                        // Every other task of its GPU at most once: with
+                        // ρ > 1 the shortest of the GPU's ρ queues holds at
+                        // most ⌊(N − 1)/ρ⌋ (crate::gpu::wait), but the
+                        // co-holders then share its engines, for which a
+                        // static assignment has no Theorem 1 charge; each
+                        // other task's one request covers both (the seed
+                        // bound's count, Theorem 1 with k = 1).
+                        let counted = wait::wait_bound(&queue, queue.len() as u64);
                         r.token_blocking = Some(counted.wait);
                         r.requests_ahead = Some(counted.ahead);
                         r.wait_cpu = Some(counted.cpu);

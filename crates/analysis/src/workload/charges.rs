@@ -5,8 +5,8 @@
 
 use rtgpu_model::Workload;
 
-use crate::overheads::{self, Charges, InterruptMethod, OverheadTask};
 use crate::gpu::Method;
+use crate::overheads::{self, Charges, InterruptMethod, OverheadTask};
 use crate::server::Server;
 use crate::task::{Task, Time};
 use crate::workload_gpu::GpuTaskReport;

@@ -4,8 +4,8 @@
 
 use rtgpu_model::Workload;
 
-use crate::overheads;
 use crate::gpu::Method;
+use crate::overheads;
 use crate::server::Server;
 use crate::task::Time;
 

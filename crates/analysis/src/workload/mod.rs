@@ -165,13 +165,8 @@ fn analyze_tasks(w: &Workload, extra: &Extra, owners: &[DlGpuOwner]) -> (Report,
     let (mut tasks, method, soft, cores) = loop {
         rounds += 1;
         let mut round_notes = Vec::new();
-        let mut gpu = workload_gpu::analyze_gpus_with(
-            w,
-            &domains,
-            &stretch,
-            extra.method,
-            &mut round_notes,
-        );
+        let mut gpu =
+            workload_gpu::analyze_gpus_with(w, &domains, &stretch, extra.method, &mut round_notes);
         if bottom_halves.is_some() {
             // Independent mode: a holder's own bottom halves wait for their
             // server too, not for its domain's tasks (server_stretch).
@@ -205,11 +200,12 @@ fn analyze_tasks(w: &Workload, extra: &Extra, owners: &[DlGpuOwner]) -> (Report,
             bottom_halves,
             owners: &owner_tasks,
         };
-        // The suspension-aware tests are fixed-priority ones (C-FP, G-FP,
-        // P-FP); EDF's tardiness test is suspension-oblivious.
-        suspension_aware = !matches!(
+        // The suspension-aware test is global fixed priority's (C-FP,
+        // G-FP); P-FP and EDF's tardiness test stay suspension-oblivious
+        // (on request-counted waits).
+        suspension_aware = matches!(
             w.policy.cpu_scheduler,
-            CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf
+            CpuScheduler::ClusteredFp | CpuScheduler::GlobalFp
         ) && cx.aware(&mut round_notes);
         round_notes.push(overhead_note(w, imethod, suspension_aware));
         let (method, soft, cores) = match w.policy.cpu_scheduler {
@@ -447,22 +443,30 @@ fn analyze_tasks(w: &Workload, extra: &Extra, owners: &[DlGpuOwner]) -> (Report,
     } else {
         Vec::new()
     };
-    let gpu_analysis = w.tasks.iter().any(|t| t.uses_gpu()).then(|| {
-        match (extra.method, suspension_aware) {
-            (Method::Oblivious, _) => "suspension-oblivious, the seeds' GPU wait bounds (seed 000 \
+    let gpu_analysis =
+        w.tasks
+            .iter()
+            .any(|t| t.uses_gpu())
+            .then(|| match (extra.method, suspension_aware) {
+                (Method::Oblivious, _) => {
+                    "suspension-oblivious, the seeds' GPU wait bounds (seed 000 \
                  App. A-B, seed 004 App. A)"
-                .to_string(),
-            (Method::Aware, true) => "suspension-aware, request-counted GPU waits".to_string(),
-            (Method::Aware, false) => format!(
-                "suspension-oblivious on request-counted GPU waits ({})",
-                if edf_sched {
-                    "the EDF tardiness test has no suspension-aware form here"
-                } else {
-                    "the suspension-aware test does not apply: see the notes"
+                        .to_string()
                 }
-            ),
-        }
-    });
+                (Method::Aware, true) => "suspension-aware, request-counted GPU waits".to_string(),
+                (Method::Aware, false) => format!(
+                    "suspension-oblivious on request-counted GPU waits ({})",
+                    match w.policy.cpu_scheduler {
+                        CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf => {
+                            "the EDF tardiness test has no suspension-aware form here"
+                        }
+                        CpuScheduler::PartitionedFp => {
+                            "rtgpu has no suspension-aware P-FP test yet"
+                        }
+                        _ => "the suspension-aware test does not apply: see the notes",
+                    }
+                ),
+            });
     let plan = make_plan(w, &tasks, &scheduler, verdict);
     let report = Report {
         workload: w.name.clone(),
