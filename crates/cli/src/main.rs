@@ -27,7 +27,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use rtgpu_analysis::workload::{analyze, Verdict};
+use rtgpu_analysis::gpu::Method;
+use rtgpu_analysis::workload::{analyze_with, Extra, Verdict};
 
 #[derive(Parser)]
 #[command(
@@ -62,6 +63,11 @@ enum Command {
         /// latency report --export-overheads`) instead of the workload's.
         #[arg(long, value_name = "FILE")]
         overheads: Option<PathBuf>,
+        /// How GPU-using tasks are analysed: `aware` (default: GPU waits
+        /// and GPU time are suspensions, waits counted per request) or
+        /// `oblivious` (the seeds' bounds, waits and GPU time as CPU demand).
+        #[arg(long, value_name = "METHOD", default_value = "aware", value_parser = ["aware", "oblivious"])]
+        method: String,
     },
     /// Run the workload in virtual time with the policy core and report
     /// per-task response times, misses, blocking, priority inversions and
@@ -200,7 +206,8 @@ fn main() -> ExitCode {
             json,
             plan,
             overheads,
-        } => run_analyze(&file, json, plan.as_deref(), overheads.as_deref()),
+            method,
+        } => run_analyze(&file, json, plan.as_deref(), overheads.as_deref(), &method),
         Command::Latency(cmd) => latency::run(cmd),
         Command::Simulate(args) => simulate::run(&args),
         Command::Run {
@@ -275,6 +282,7 @@ fn run_analyze(
     json: bool,
     plan_out: Option<&std::path::Path>,
     overheads: Option<&std::path::Path>,
+    method: &str,
 ) -> ExitCode {
     let mut workload = match rtgpu_model::load_workload(file) {
         Ok(w) => w,
@@ -292,7 +300,15 @@ fn run_analyze(
             }
         }
     }
-    let (report, plan) = analyze(&workload);
+    let extra = Extra {
+        method: if method == "oblivious" {
+            Method::Oblivious
+        } else {
+            Method::Aware
+        },
+        ..Extra::default()
+    };
+    let (report, plan) = analyze_with(&workload, &extra);
     if json {
         match serde_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),

@@ -96,6 +96,9 @@ pub fn report_text(w: &Workload, r: &Report) -> String {
         m
     );
     let _ = writeln!(o, "scheduler  {}: {}", r.scheduler, r.method);
+    if let Some(g) = &r.gpu_analysis {
+        let _ = writeln!(o, "GPU tasks  {g}");
+    }
     let _ = writeln!(o);
 
     let edf = r.soft;
@@ -257,9 +260,16 @@ fn gpu_sections(o: &mut String, r: &Report) {
         .filter_map(|t| t.gpu.as_ref().map(|g| (t, g)))
         .collect();
     if !gpu.is_empty() {
+        let aware = gpu.iter().any(|(_, g)| g.hold.is_some());
         let _ = writeln!(
             o,
-            "\nGPU use (wait bounds: seed 000 App. A, seed 004 App. A, vGPU)"
+            "\nGPU use (wait bounds: {})",
+            if aware {
+                "request-counted: the longest holds of the other tasks that can be ahead, each \
+                 once; vGPU members seed 001"
+            } else {
+                "seed 000 App. A, seed 004 App. A, vGPU"
+            }
         );
         // The CPU time inside sections, when some task has any.
         let in_section = gpu.iter().any(|(_, g)| g.section_cpu > 0);
@@ -280,7 +290,7 @@ fn gpu_sections(o: &mut String, r: &Report) {
             "eta",
             "GPU wait",
             "engine blk",
-            "token hold"
+            if aware { "own hold" } else { "token hold" }
         );
         for (t, g) in &gpu {
             let _ = writeln!(
@@ -297,8 +307,11 @@ fn gpu_sections(o: &mut String, r: &Report) {
                     opt_duration(g.token_blocking)
                 },
                 opt_duration(g.engine_blocking),
-                opt_duration(g.token_hold_time),
-                g.allocator
+                opt_duration(g.hold.or(g.token_hold_time)),
+                match g.requests_ahead {
+                    Some(n) => format!("{} ({n} ahead)", g.allocator),
+                    None => g.allocator.clone(),
+                }
             );
         }
     }
@@ -313,7 +326,13 @@ fn gpu_sections(o: &mut String, r: &Report) {
     }
     let _ = writeln!(
         o,
-        "\ninflated costs (seed 000 App. B Eqs. 6-24; GPU wait and GPU time count as CPU demand)"
+        "\ninflated costs (seed 000 App. B Eqs. 6-24; {})",
+        if r.suspension_aware {
+            "the suspension-aware test charges GPU wait and GPU time to the task's own \
+             response only, the rest as CPU demand"
+        } else {
+            "GPU wait and GPU time count as CPU demand"
+        }
     );
     let _ = writeln!(
         o,
