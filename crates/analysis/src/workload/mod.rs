@@ -41,6 +41,8 @@ use rtgpu_model::{CpuScheduler, Workload};
 
 use crate::gpu::Method;
 use crate::overheads::InterruptMethod;
+#[cfg(doc)]
+use crate::partition;
 use crate::server::{self, Server};
 use crate::task::Time;
 use crate::workload_gpu;
@@ -273,85 +275,8 @@ fn analyze_tasks(w: &Workload, extra: &Extra, owners: &[DlGpuOwner]) -> (Report,
             t.verdict = TaskVerdict::NotAnalysed;
         }
     }
-    // Fixed-priority interrupt threads are charged as klmirqd plus every
-    // bottom half for every task, which holds only while the threads run
-    // above every GPU-using task; a GPU-using task at or above them delays
-    // every GPU's bottom halves (a targeted search found a task at 3.8×
-    // its bound). Under EDF the threads run above every job.
-    if let rtgpu_model::InterruptHandling::FixedPriorityThreads { priority } = w.policy.interrupts {
-        let above: Vec<&str> = if edf_sched {
-            Vec::new()
-        } else {
-            tasks
-                .iter()
-                .zip(&w.tasks)
-                .filter(|(r, t)| {
-                    t.uses_gpu() && r.priority.is_some_and(|p| fifo_priority(p) >= priority)
-                })
-                .map(|(r, _)| r.name.as_str())
-                .collect()
-        };
-        if !above.is_empty() {
-            let why = format!(
-                "the interrupt threads' SCHED_FIFO priority {priority} is not above every \
-                 GPU-using task's ({} at or above it), so bottom halves wait for those tasks; \
-                 rtgpu has no bound for that (raise `interrupts.threads` above {})",
-                above.join(", "),
-                tasks
-                    .iter()
-                    .zip(&w.tasks)
-                    .filter(|(_, t)| t.uses_gpu())
-                    .filter_map(|(r, _)| r.priority.map(fifo_priority))
-                    .max()
-                    .unwrap_or(0)
-            );
-            for (r, t) in tasks.iter_mut().zip(&w.tasks) {
-                if !t.uses_gpu() || t.reservation {
-                    continue;
-                }
-                r.response_time = None;
-                r.verdict = TaskVerdict::MissesDeadline;
-                if let Some(g) = r.gpu.as_mut() {
-                    g.unbounded_because = Some(why.clone());
-                }
-            }
-            notes.push(why);
-        }
-    }
-    // A GPU-using task split across cores (seed 003) suspends inside a
-    // piece: the piece's CPU time on its core can come late in the period,
-    // after the GPU section, with the task's bottom halves beside it, which
-    // the per-core analysis of pieces at fixed offsets does not charge
-    // (seed 003's tasks never suspend; a targeted search found tasks past
-    // their bounds on such cores). No bound for the tasks on its cores.
-    if w.policy.cpu_scheduler == CpuScheduler::PartitionedFp {
-        let split: Vec<(&str, &[u32])> = tasks
-            .iter()
-            .zip(&w.tasks)
-            .filter(|(r, t)| t.uses_gpu() && r.pieces.len() > 1)
-            .map(|(r, _)| (r.name.as_str(), r.cores.as_slice()))
-            .collect();
-        if !split.is_empty() {
-            let mut cores: Vec<u32> = split.iter().flat_map(|(_, c)| c.iter().copied()).collect();
-            cores.sort_unstable();
-            cores.dedup();
-            let why = format!(
-                "GPU-using task(s) {} are split across cores {:?} (seed 003), but a split task \
-                 that suspends for its GPU is outside seed 003's model (its piece's CPU time can \
-                 come late in the period, beside its bottom halves): no bound for the tasks on \
-                 those cores",
-                split.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
-                cores
-            );
-            for r in tasks.iter_mut() {
-                if r.cores.iter().any(|c| cores.contains(c)) && r.response_time.is_some() {
-                    r.response_time = None;
-                    r.verdict = TaskVerdict::MissesDeadline;
-                }
-            }
-            notes.push(why);
-        }
-    }
+    unbound_above_interrupt_threads(w, edf_sched, &mut tasks, &mut notes);
+    unbound_split_gpu_cores(w, &mut tasks, &mut notes);
     let failing: Vec<&TaskReport> = tasks
         .iter()
         .filter(|t| {
@@ -487,6 +412,96 @@ fn analyze_tasks(w: &Workload, extra: &Extra, owners: &[DlGpuOwner]) -> (Report,
         gpu_analysis,
     };
     (report, plan)
+}
+
+/// Fixed-priority interrupt threads are charged as klmirqd plus every
+/// bottom half for every task, which holds only while the threads run
+/// above every GPU-using task; a GPU-using task at or above them delays
+/// every GPU's bottom halves (a targeted search found a task at 3.8×
+/// its bound). Under EDF the threads run above every job.
+fn unbound_above_interrupt_threads(
+    w: &Workload,
+    edf_sched: bool,
+    tasks: &mut [TaskReport],
+    notes: &mut Vec<String>,
+) {
+    if let rtgpu_model::InterruptHandling::FixedPriorityThreads { priority } = w.policy.interrupts {
+        let above: Vec<&str> = if edf_sched {
+            Vec::new()
+        } else {
+            tasks
+                .iter()
+                .zip(&w.tasks)
+                .filter(|(r, t)| {
+                    t.uses_gpu() && r.priority.is_some_and(|p| fifo_priority(p) >= priority)
+                })
+                .map(|(r, _)| r.name.as_str())
+                .collect()
+        };
+        if !above.is_empty() {
+            let why = format!(
+                "the interrupt threads' SCHED_FIFO priority {priority} is not above every \
+                 GPU-using task's ({} at or above it), so bottom halves wait for those tasks; \
+                 rtgpu has no bound for that (raise `interrupts.threads` above {})",
+                above.join(", "),
+                tasks
+                    .iter()
+                    .zip(&w.tasks)
+                    .filter(|(_, t)| t.uses_gpu())
+                    .filter_map(|(r, _)| r.priority.map(fifo_priority))
+                    .max()
+                    .unwrap_or(0)
+            );
+            for (r, t) in tasks.iter_mut().zip(&w.tasks) {
+                if !t.uses_gpu() || t.reservation {
+                    continue;
+                }
+                r.response_time = None;
+                r.verdict = TaskVerdict::MissesDeadline;
+                if let Some(g) = r.gpu.as_mut() {
+                    g.unbounded_because = Some(why.clone());
+                }
+            }
+            notes.push(why);
+        }
+    }
+}
+
+/// A GPU-using task split across cores (seed 003) suspends inside a
+/// piece: the piece's CPU time on its core can come late in the period,
+/// after the GPU section, with the task's bottom halves beside it, which
+/// the per-core analysis of pieces at fixed offsets does not charge
+/// (seed 003's tasks never suspend; a targeted search found tasks past
+/// their bounds on such cores). No bound for the tasks on its cores.
+fn unbound_split_gpu_cores(w: &Workload, tasks: &mut [TaskReport], notes: &mut Vec<String>) {
+    if w.policy.cpu_scheduler == CpuScheduler::PartitionedFp {
+        let split: Vec<(&str, &[u32])> = tasks
+            .iter()
+            .zip(&w.tasks)
+            .filter(|(r, t)| t.uses_gpu() && r.pieces.len() > 1)
+            .map(|(r, _)| (r.name.as_str(), r.cores.as_slice()))
+            .collect();
+        if !split.is_empty() {
+            let mut cores: Vec<u32> = split.iter().flat_map(|(_, c)| c.iter().copied()).collect();
+            cores.sort_unstable();
+            cores.dedup();
+            let why = format!(
+                "GPU-using task(s) {} are split across cores {:?} (seed 003), but a split task \
+                 that suspends for its GPU is outside seed 003's model (its piece's CPU time can \
+                 come late in the period, beside its bottom halves): no bound for the tasks on \
+                 those cores",
+                split.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+                cores
+            );
+            for r in tasks.iter_mut() {
+                if r.cores.iter().any(|c| cores.contains(c)) && r.response_time.is_some() {
+                    r.response_time = None;
+                    r.verdict = TaskVerdict::MissesDeadline;
+                }
+            }
+            notes.push(why);
+        }
+    }
 }
 
 /// A duration in words for notes ("533333 ns" style is unreadable).

@@ -14,6 +14,8 @@ use crate::{bounds, fp};
 
 use super::groups::analysis_task;
 #[cfg(doc)]
+use super::reservations::analyze_reservations;
+#[cfg(doc)]
 use super::{analyze_with, Extra};
 
 /// The overall answer.

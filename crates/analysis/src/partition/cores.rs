@@ -1,0 +1,272 @@
+//! One core during partitioning ([`Core`]): its pieces in priority order
+//! below the servers, their response times, and the fast exact RTA that
+//! accepts or rejects a new piece (deadline-point pre-test, warm starts;
+//! the same answers as [`crate::fp`], property-tested).
+
+use crate::fp;
+use crate::task::{Task, Time};
+
+use super::Piece;
+
+/// A piece waiting for, or placed on, a core.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Item {
+    /// The piece's parameters: remaining C, T, remaining D, J, B; id kept.
+    pub(super) task: Task,
+    pub(super) index: usize,
+    pub(super) piece: usize,
+    pub(super) offset: Time,
+}
+
+impl Item {
+    fn to_piece(self, response_time: Time) -> Piece {
+        Piece {
+            task: self.task.id,
+            index: self.index,
+            piece: self.piece,
+            wcet: self.task.wcet,
+            period: self.task.period,
+            deadline: self.task.deadline,
+            offset: self.offset,
+            jitter: self.task.jitter,
+            blocking: self.task.blocking,
+            response_time,
+        }
+    }
+}
+
+/// One core: pieces in priority order, the same as plain tasks (for the RTA
+/// slices) and their response times.
+///
+/// `tasks` starts with the `top` servers (as tasks, never analysed, never
+/// removed) and then holds the pieces: the piece at index i of `items`,
+/// `resp`, `exact` and `point` is `tasks[top + i]`, so that
+/// `tasks[..top + i]` is everything above it.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Core {
+    pub(super) items: Vec<Item>,
+    pub(super) tasks: Vec<Task>,
+    pub(super) top: usize,
+    /// Response times, exact where `exact` says so and lower bounds
+    /// elsewhere (a deadline-point test showed the deadline is met).
+    pub(super) resp: Vec<Time>,
+    pub(super) exact: Vec<bool>,
+    /// Per piece, the time demand W(t) at its deadline point t = D − J
+    /// ([`point_demand`]), kept up to date on insertion with one division.
+    pub(super) point: Vec<Time>,
+}
+
+impl Core {
+    pub(super) fn with_capacity(n: usize) -> Core {
+        Core {
+            items: Vec::with_capacity(n),
+            tasks: Vec::with_capacity(n),
+            top: 0,
+            resp: Vec::with_capacity(n),
+            exact: Vec::with_capacity(n),
+            point: Vec::with_capacity(n),
+        }
+    }
+
+    /// Replace the lower bounds in `resp` by exact response times (the core
+    /// is known to be schedulable), top down so that each can warm-start
+    /// from the one above.
+    pub(super) fn make_exact<const S: bool>(&mut self) {
+        let top = self.top::<S>();
+        for i in 0..self.items.len() {
+            if self.exact[i] {
+                continue;
+            }
+            let task = &self.tasks[top + i];
+            let mut start = self.resp[i].saturating_sub(task.jitter);
+            if i > 0 {
+                start = start.max(chain_start(
+                    &self.tasks[top + i - 1],
+                    self.resp[i - 1],
+                    task,
+                ));
+            }
+            self.resp[i] = fp::response_time_from(&self.tasks[..top + i], task, start)
+                .expect("the deadline-point test showed the core schedulable");
+            self.exact[i] = true;
+        }
+    }
+
+    /// The number of servers in front of the pieces: `top`, known to be 0
+    /// when `S` is false (the hot paths are compiled once for cores with
+    /// servers and once for cores without, which then index exactly as
+    /// they did before servers existed).
+    #[inline(always)]
+    pub(super) fn top<const S: bool>(&self) -> usize {
+        if S {
+            self.top
+        } else {
+            debug_assert_eq!(self.top, 0, "a core with servers analysed as one without");
+            0
+        }
+    }
+
+    /// Empty the core and put the servers `top` (as tasks) above it.
+    pub(super) fn reset(&mut self, top: &[Task]) {
+        self.items.clear();
+        self.tasks.clear();
+        self.tasks.extend_from_slice(top);
+        self.top = top.len();
+        self.resp.clear();
+        self.exact.clear();
+        self.point.clear();
+    }
+
+    /// Set every response time as exact, after the core was rebuilt, and
+    /// recompute the deadline-point demands.
+    pub(super) fn set_exact<const S: bool>(&mut self) {
+        let top = self.top::<S>();
+        self.exact.clear();
+        self.exact.resize(self.items.len(), true);
+        self.point.clear();
+        for i in top..self.tasks.len() {
+            self.point
+                .push(point_demand(&self.tasks[..i], &self.tasks[i]));
+        }
+    }
+
+    pub(super) fn pieces(&self) -> Vec<Piece> {
+        debug_assert!(self.exact.iter().all(|&e| e));
+        self.items
+            .iter()
+            .zip(&self.resp)
+            .map(|(it, &r)| it.to_piece(r))
+            .collect()
+    }
+
+    /// Insert `item` at its place under the key order `key_less` if the core
+    /// stays schedulable. Only the new piece and those below it are
+    /// re-analysed (higher-priority response times do not change). Each is
+    /// first tried at its deadline point ([`point_demand`], updated with one
+    /// division for the pieces below the new one); only
+    /// if that fails is the exact RTA run, warm-started from its previous
+    /// response time (fixed points only grow when interference is added) or
+    /// from the one above ([`chain_start`]). Exact response times of the
+    /// pieces that passed the point test are computed once, at the end
+    /// ([`Core::make_exact`]).
+    pub(super) fn try_insert_by<const S: bool>(
+        &mut self,
+        item: Item,
+        key_less: impl Fn(&Task, &Task) -> bool,
+        scratch: &mut Vec<(Time, bool, Time)>,
+    ) -> bool {
+        // Indices below are of pieces (`items`, `resp`, ...); piece i is
+        // `tasks[top + i]`.
+        let top = self.top::<S>();
+        let pos = self.tasks[top..].partition_point(|t| key_less(t, &item.task));
+        self.tasks.insert(top + pos, item.task);
+        scratch.clear();
+        let new = item.task;
+        for i in pos..self.tasks.len() - top {
+            let task = &self.tasks[top + i];
+            let above = match i.checked_sub(1) {
+                None => 0,
+                Some(a) if a < pos => chain_start(&self.tasks[top + a], self.resp[a], task),
+                Some(a) => chain_start(&self.tasks[top + a], scratch[a - pos].0, task),
+            };
+            let previous = if i == pos {
+                0
+            } else {
+                self.resp[i - 1].saturating_sub(task.jitter)
+            };
+            let start = above.max(previous);
+            let higher = &self.tasks[..top + i];
+            // Demand at the deadline point: from scratch for the new piece,
+            // plus the new piece's jobs for those below it.
+            let point = if i == pos {
+                point_demand(higher, task)
+            } else {
+                self.point[i - 1].saturating_add(point_jobs(task, &new))
+            };
+            let outcome = if point <= task.deadline.saturating_sub(task.jitter) {
+                // W(D − J) ≤ D − J: the least fixed point is at most D − J.
+                let cold = higher
+                    .iter()
+                    .fold(task.blocking.saturating_add(task.wcet), |s, h| {
+                        s.saturating_add(h.wcet)
+                    });
+                Some((task.jitter.saturating_add(start.max(cold)), false, point))
+            } else {
+                fp::response_time_from(higher, task, start).map(|r| (r, true, point))
+            };
+            match outcome {
+                Some(entry) => scratch.push(entry),
+                None => {
+                    self.tasks.remove(top + pos);
+                    return false;
+                }
+            }
+        }
+        self.items.insert(pos, item);
+        self.resp.truncate(pos);
+        self.exact.truncate(pos);
+        self.point.truncate(pos);
+        self.resp.extend(scratch.iter().map(|e| e.0));
+        self.exact.extend(scratch.iter().map(|e| e.1));
+        self.point.extend(scratch.iter().map(|e| e.2));
+        true
+    }
+}
+
+/// The time demand W(t) = B + C + Σ_hp ⌈(t + J_j)/T_j⌉C_j of `task` at its
+/// deadline point t = D − J, saturating; `Time::MAX` when the point test
+/// does not apply (D > T, or J > D). W(t) ≤ t is a sufficient test (the
+/// least fixed point is then ≤ t); `false` means "run the exact RTA".
+fn point_demand(higher: &[Task], task: &Task) -> Time {
+    if task.deadline > task.period || task.jitter > task.deadline {
+        return Time::MAX;
+    }
+    higher
+        .iter()
+        .fold(task.blocking.saturating_add(task.wcet), |s, h| {
+            s.saturating_add(point_jobs(task, h))
+        })
+}
+
+/// The demand of `h` in `task`'s deadline-point window: ⌈(D − J + J_h)/T_h⌉·C_h.
+fn point_jobs(task: &Task, h: &Task) -> Time {
+    let t = task.deadline.saturating_sub(task.jitter);
+    t.saturating_add(h.jitter)
+        .div_ceil(h.period)
+        .saturating_mul(h.wcet)
+}
+
+/// A lower bound on the fixed point w of `task` placed right below `above`
+/// (whose response time is `above_resp`): w ≥ w_above + B + C. Every
+/// interference term of `above` also delays `task`, and `above` itself adds
+/// at least C_above, so W_task(t) ≥ B + C + W_above(t) − B_above; with
+/// B_above = 0 no t below w_above can be a fixed point of W_task and
+/// W_task(w) ≥ B + C + w_above. Only when `above` has D ≤ T (then its
+/// response time is J + w of job 0) and no blocking; otherwise 0.
+pub(super) fn chain_start(above: &Task, above_resp: Time, task: &Task) -> Time {
+    if above.blocking != 0 || above.deadline > above.period {
+        return 0;
+    }
+    above_resp
+        .saturating_sub(above.jitter)
+        .saturating_add(task.blocking)
+        .saturating_add(task.wcet)
+}
+
+/// Whether every task of `tasks[top..]` (priority order, below the
+/// servers `tasks[..top]`, which are not analysed) meets its deadline; the
+/// response times of `tasks[top..]` go to `resp`.
+pub(super) fn schedulable_into(tasks: &[Task], top: usize, resp: &mut Vec<Time>) -> bool {
+    resp.clear();
+    for i in top..tasks.len() {
+        let start = match i.checked_sub(1) {
+            Some(a) if a >= top => chain_start(&tasks[a], resp[a - top], &tasks[i]),
+            _ => 0,
+        };
+        match fp::response_time_from(&tasks[..i], &tasks[i], start) {
+            Some(r) => resp.push(r),
+            None => return false,
+        }
+    }
+    true
+}

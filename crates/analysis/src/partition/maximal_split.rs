@@ -1,0 +1,409 @@
+//! MaximalSplit (seed 003 §IV): the largest budget C' a task may take at
+//! the top of a core (below the servers). [`maximal_split`] and
+//! [`maximal_split_with`] are the plain references on [`crate::fp`];
+//! [`max_top_wcet`] is the fast twin the partitioner uses (Bini &
+//! Buttazzo's reduced scheduling points or a branch-and-bound sweep over
+//! all of them, the same answers, property-tested).
+
+use crate::fp;
+use crate::server::{self, Server};
+use crate::task::{Task, Time};
+
+use super::is_splittable;
+
+/// MaximalSplit (seed 003 §IV): the largest C' < C such that τ':(C',T,D) at
+/// the highest priority above `core` (priority order) keeps `core`
+/// schedulable; 0 if none, if `task` is not [`is_splittable`], or if `core`
+/// is not schedulable on its own.
+pub fn maximal_split(core: &[Task], task: &Task) -> Time {
+    if !is_splittable(task) || task.wcet == 0 {
+        return 0;
+    }
+    fp::max_top_priority_wcet(core, task.period, task.deadline, task.wcet - 1).unwrap_or(0)
+}
+
+/// [`maximal_split`] with `servers` above every task of the core: the
+/// largest C' < C such that τ':(C',T,D), placed below the servers and
+/// above `core`, keeps every task of `core` schedulable with the servers
+/// and completes (response time R' with the servers' jittered demand)
+/// early enough for its remainder τ'' = (C − C', T, D − R') to keep
+/// C − C' ≤ D − R' (seed 003 §III.B's split; [`fp::max_wcet_below_top`]). The plain
+/// reference for the partitioner's MaximalSplit with servers; with no
+/// servers it is [`maximal_split`].
+pub fn maximal_split_with(core: &[Task], servers: &[Server], task: &Task) -> Time {
+    if !is_splittable(task) || task.wcet == 0 {
+        return 0;
+    }
+    let all = server::with_servers_above(servers, core);
+    let top = all.len() - core.len();
+    let (p, d, c) = (task.period, task.deadline, task.wcet);
+    fp::max_wcet_below_top(&all, top, p, d, c, c - 1).unwrap_or(0)
+}
+
+/// [`fp::max_top_priority_wcet`] for a core that is schedulable on its own,
+/// with `resp` its response times, faster on cores whose tasks all have
+/// J = 0 and D ≤ T (same answer, tested); other cores go to fp. With
+/// servers (the first `top` tasks of `core`, jittered) the new task goes
+/// below them and [`fp::max_wcet_below_top`] answers (seed 003 §IV's
+/// MaximalSplit with R' ≤ D, §III.B).
+///
+/// For each τ_k in priority order, with `best` the largest C' still allowed:
+/// 1. one warm-started RTA of τ_k with the new task at C' = `best` (from
+///    τ_k's response time without it); if τ_k meets its deadline, it does
+///    not lower `best`;
+/// 2. otherwise the largest admissible C' is
+///    max_t ⌊(t − B_k − C_k − Σ_hp ⌈t/T_j⌉C_j)/⌈t/T'⌉⌋ over the scheduling
+///    points t ≤ D_k of the time-demand test (Lehoczky, Sha & Ding 1989; seed
+///    003 footnote 4). Either the reduced set of Bini & Buttazzo
+///    ("Schedulability analysis of periodic fixed priority systems", IEEE TC
+///    53(11), 2004, Theorem 2: P_0(t) = {t}, P_j(t) = P_{j−1}(⌊t/T_j⌋T_j) ∪
+///    P_{j−1}(t) from t = D_k over the interferers, the new task included),
+///    or all multiples of the interferers' periods, swept in increasing order
+///    with W(t) updated incrementally ([`sweep_max_top_wcet`]), whichever is
+///    cheaper.
+///    The reduced set depends on the periods only, so it is exact for every
+///    C'. Points below B_k + C_k + Σ_hp C_j admit nothing, nor do the points
+///    the recursion derives from them (they are smaller), so they are pruned.
+pub(super) fn max_top_wcet(
+    core: &[Task],
+    top: usize,
+    resp: &[Time],
+    period: Time,
+    deadline: Time,
+    cap: Time,
+    scratch: &mut PointScratch,
+) -> Time {
+    if top > 0 {
+        // `cap` is C − 1 of the task being split.
+        let whole = cap.saturating_add(1);
+        return fp::max_wcet_below_top(core, top, period, deadline, whole, cap).unwrap_or(0);
+    }
+    let PointScratch {
+        points,
+        periods,
+        sweep,
+    } = scratch;
+    let plain = core.iter().all(|t| t.jitter == 0 && t.deadline <= t.period);
+    if !plain {
+        return fp::max_top_priority_wcet(core, period, deadline, cap).unwrap_or(0);
+    }
+    let mut best = cap.min(deadline);
+    for k in 0..core.len() {
+        if best == 0 {
+            break;
+        }
+        let (higher, task) = (&core[..k], &core[k]);
+        if fits_below_new_task(higher, task, period, best, resp[k]) {
+            continue;
+        }
+        // Points of the full set: the multiples of each interferer's period.
+        let linear = higher.iter().fold(task.deadline / period, |s, h| {
+            s.saturating_add(task.deadline / h.period)
+        });
+        if linear > fp::MAX_SCHEDULING_POINTS {
+            // Long deadlines over short periods: sweeping every point would
+            // take as long as D/T (10^12 steps for D = 1000 s, T' = 1 ns);
+            // fp's reference answers by a search whose cost does not grow
+            // with D/T. `best` only ever decreases, so it is a valid cap.
+            return fp::max_top_priority_wcet(core, period, deadline, best).unwrap_or(0);
+        }
+        // A reduced point costs k + 1 divisions, a swept point about as much
+        // as three (measured): use the reduced set while it is cheaper.
+        let limit = usize::try_from(linear.saturating_mul(3) / (k as Time + 2))
+            .unwrap_or(usize::MAX)
+            .max(4);
+        let found = match reduced_points(higher, task, period, limit, points, periods) {
+            true => points
+                .iter()
+                .map(|&t| slack_per_job(higher, task, period, t))
+                .max()
+                .flatten(),
+            false => sweep_max_top_wcet(higher, task, period, sweep),
+        };
+        // A core schedulable on its own admits C' = 0 at some point.
+        debug_assert!(found.is_some(), "core not schedulable on its own");
+        best = best.min(found.unwrap_or(0));
+    }
+    best
+}
+
+/// The reduced scheduling points of Bini & Buttazzo (IEEE TC 53(11), 2004,
+/// Theorem 2) for τ below the interferers (the higher-priority tasks and the
+/// new task of period T'): P_0(t) = {t}, P_j(t) = P_{j−1}(⌊t/T_j⌋T_j) ∪
+/// P_{j−1}(t) from t = D, largest period first (its floors add the fewest
+/// points). The set depends on the periods only, so "∃t ∈ P: W(t) +
+/// ⌈t/T'⌉C' ≤ t" is exact for every C'. Points below B + C + Σ_hp C_j admit
+/// nothing, nor do the points derived from them (smaller), so they are
+/// dropped. Fills `points`; `false` if it would exceed `limit` points.
+pub(super) fn reduced_points(
+    higher: &[Task],
+    task: &Task,
+    period: Time,
+    limit: usize,
+    points: &mut Vec<Time>,
+    periods: &mut Vec<Time>,
+) -> bool {
+    let floor_demand = higher
+        .iter()
+        .fold(task.blocking.saturating_add(task.wcet), |s, h| {
+            s.saturating_add(h.wcet)
+        });
+    periods.clear();
+    periods.push(period);
+    periods.extend(higher.iter().map(|h| h.period));
+    periods.sort_unstable_by(|a, b| b.cmp(a));
+    points.clear();
+    points.push(task.deadline);
+    for &p in periods.iter() {
+        let n = points.len();
+        for i in 0..n {
+            let t = points[i];
+            let floor = t / p * p;
+            if floor >= floor_demand && floor != t {
+                points.push(floor);
+            }
+        }
+        if points.len() > limit {
+            return false;
+        }
+    }
+    true
+}
+
+/// g(t) = ⌊(t − W(t))/⌈t/T'⌉⌋ with W(t) = B + C + Σ_hp ⌈t/T_j⌉C_j, or
+/// `None` if W(t) > t.
+pub(super) fn slack_per_job(higher: &[Task], task: &Task, period: Time, t: Time) -> Option<Time> {
+    let demand = higher
+        .iter()
+        .fold(task.blocking.saturating_add(task.wcet), |s, h| {
+            s.saturating_add(t.div_ceil(h.period).saturating_mul(h.wcet))
+        });
+    t.checked_sub(demand)
+        .map(|slack| slack / t.div_ceil(period))
+}
+
+/// max over all scheduling points t ≤ D (multiples of T' and of the
+/// higher-priority periods, and D) of g(t) = ⌊(t − W(t))/⌈t/T'⌉⌋ with
+/// W(t) = B + C + Σ_hp ⌈t/T_j⌉C_j, or `None` if no point has W(t) ≤ t.
+///
+/// Branch and bound over blocks of windows of T' (window a is
+/// ((a−1)·T', a·T']), latest blocks first since late windows usually hold
+/// the maximum: every t in windows a..=b has t ≤ min(b·T', D), W(t) ≥
+/// W((a−1)·T' + 1) and ⌈t/T'⌉ ≥ a, so g(t) ≤ (min(b·T', D) − W((a−1)·T' +
+/// 1))/a; a block whose bound cannot beat the best value found is dropped,
+/// others are halved down to [`BLOCK_WINDOWS`] windows and swept by
+/// [`sweep_range`]. `scratch` holds the heap and the block stack.
+pub(super) fn sweep_max_top_wcet(
+    higher: &[Task],
+    task: &Task,
+    period: Time,
+    scratch: &mut SweepScratch,
+) -> Option<Time> {
+    let SweepScratch {
+        heap: queue,
+        blocks,
+    } = scratch;
+    let own = task.blocking.saturating_add(task.wcet);
+    let windows = task.deadline.div_ceil(period);
+    let mut found: Option<Time> = None;
+    blocks.clear();
+    blocks.push((1, windows));
+    while let Some((a, b)) = blocks.pop() {
+        let start = (a - 1).saturating_mul(period);
+        let end = b.saturating_mul(period).min(task.deadline);
+        let floor = higher.iter().fold(own, |s, h| {
+            s.saturating_add((start / h.period + 1).saturating_mul(h.wcet))
+        });
+        let Some(room) = end.checked_sub(floor) else {
+            continue; // W(t) > t everywhere in the block
+        };
+        if found.is_some_and(|f| room / a <= f) {
+            continue;
+        }
+        if b - a < BLOCK_WINDOWS {
+            found = sweep_range(higher, task, period, start, end, found, queue);
+        } else {
+            let mid = a + (b - a) / 2;
+            blocks.push((a, mid));
+            blocks.push((mid + 1, b));
+        }
+    }
+    found
+}
+
+/// Windows of T' swept at once by [`sweep_max_top_wcet`] (tuned on the
+/// benchmark workload: fewer bounds vs. fewer swept points).
+const BLOCK_WINDOWS: Time = 4;
+
+/// max(`found`, max g(t) over the points t in (`from`, `to`]); `to` itself
+/// is a point. Sweeps the points in increasing order, updating W(t) and
+/// ⌈t/T'⌉ at each release instead of dividing (W is constant on
+/// (l·T_j, (l+1)·T_j]). A run of consecutive points of one interferer with no
+/// other release in between is collapsed to its last point: along it
+/// t − W(t) grows by T_j − C_j ≥ 0 per point (or, for the new task, t grows
+/// by T' while ⌈t/T'⌉ grows by one and t − W ≤ ⌈t/T'⌉·T'), so g is
+/// non-decreasing along the run. `queue` is scratch space.
+fn sweep_range(
+    higher: &[Task],
+    task: &Task,
+    period: Time,
+    from: Time,
+    to: Time,
+    mut found: Option<Time>,
+    queue: &mut Vec<(Time, usize)>,
+) -> Option<Time> {
+    let own = task.blocking.saturating_add(task.wcet);
+    let collapse = higher.iter().all(|h| h.wcet <= h.period);
+    // State for t just above `from`: `queue` is a min-heap of (end of the
+    // current constant piece, interferer); the new task is interferer
+    // `higher.len()`. A sorted array is a valid heap.
+    let new_task = higher.len();
+    let mut demand = higher.iter().fold(own, |s, h| {
+        s.saturating_add((from / h.period + 1).saturating_mul(h.wcet))
+    });
+    let mut jobs_new: Time = from / period + 1;
+    queue.clear();
+    queue.extend(
+        higher
+            .iter()
+            .enumerate()
+            .map(|(j, h)| ((from / h.period + 1).saturating_mul(h.period), j)),
+    );
+    queue.push((jobs_new.saturating_mul(period), new_task));
+    queue.sort_unstable();
+    // Divide only when the point beats `found`: slack ≥ (found + 1)·jobs.
+    let mut consider = |t: Time, demand: Time, jobs: Time| {
+        if let Some(slack) = t.checked_sub(demand) {
+            let beats = match found {
+                None => true,
+                Some(f) => (slack as u128) >= (f as u128 + 1) * jobs as u128,
+            };
+            if beats {
+                found = Some(slack / jobs);
+            }
+        }
+    };
+    loop {
+        let (first, who) = queue[0];
+        if first >= to {
+            consider(to, demand, jobs_new);
+            return found;
+        }
+        let second = match (queue.get(1), queue.get(2)) {
+            (Some(x), Some(y)) => x.0.min(y.0),
+            (Some(x), None) => x.0,
+            _ => Time::MAX,
+        }
+        .min(to);
+        let (p, c) = if who == new_task {
+            (period, 0)
+        } else {
+            (higher[who].period, higher[who].wcet)
+        };
+        // Points first, first + p, …, last < second of `who` alone.
+        let run = if collapse && first.saturating_add(p) < second {
+            (second - 1 - first) / p
+        } else {
+            0
+        };
+        let last = first + run * p;
+        if who == new_task {
+            consider(last, demand, jobs_new + run);
+        } else {
+            consider(last, demand.saturating_add(run.saturating_mul(c)), jobs_new);
+        }
+        // Past `last`: `who` gains run + 1 jobs, and every interferer whose
+        // piece also ends at `last` (a tie, only when run = 0) one job.
+        let mut steps = run + 1;
+        loop {
+            let (at, j) = queue[0];
+            let p = if j == new_task {
+                jobs_new += steps;
+                period
+            } else {
+                demand = demand.saturating_add(steps.saturating_mul(higher[j].wcet));
+                higher[j].period
+            };
+            queue[0].0 = at.saturating_add(steps.saturating_mul(p));
+            sift_down(queue);
+            if queue[0].0 != last {
+                break;
+            }
+            steps = 1;
+        }
+    }
+}
+
+/// Restore the min-heap order of `heap` (by time) after its root grew.
+fn sift_down(heap: &mut [(Time, usize)]) {
+    let n = heap.len();
+    let item = heap[0];
+    let mut i = 0;
+    loop {
+        let l = 2 * i + 1;
+        if l >= n {
+            break;
+        }
+        let r = l + 1;
+        let c = if r < n && heap[r].0 < heap[l].0 { r } else { l };
+        if heap[c].0 >= item.0 {
+            break;
+        }
+        heap[i] = heap[c];
+        i = c;
+    }
+    heap[i] = item;
+}
+
+/// Whether `task` (J = 0, D ≤ T) meets its deadline below `higher` and a new
+/// highest-priority task (C' = `wcet`, T' = `period`, no jitter); the RTA
+/// starts from `resp`, its response time without the new task.
+fn fits_below_new_task(higher: &[Task], task: &Task, period: Time, wcet: Time, resp: Time) -> bool {
+    let Some(base) = task.blocking.checked_add(task.wcet) else {
+        return false;
+    };
+    let mut w = resp;
+    loop {
+        let mut next = match w
+            .div_ceil(period)
+            .checked_mul(wcet)
+            .and_then(|x| x.checked_add(base))
+        {
+            Some(v) => v,
+            None => return false,
+        };
+        for h in higher {
+            match w
+                .div_ceil(h.period)
+                .checked_mul(h.wcet)
+                .and_then(|x| next.checked_add(x))
+            {
+                Some(v) => next = v,
+                None => return false,
+            }
+        }
+        if next > task.deadline {
+            return false;
+        }
+        if next == w {
+            return true;
+        }
+        w = next;
+    }
+}
+
+/// Scratch space for [`max_top_wcet`].
+#[derive(Default)]
+pub(super) struct PointScratch {
+    pub(super) points: Vec<Time>,
+    pub(super) periods: Vec<Time>,
+    pub(super) sweep: SweepScratch,
+}
+
+/// Scratch space for [`sweep_max_top_wcet`]: the event heap of
+/// [`sweep_range`] and the stack of window blocks.
+#[derive(Default)]
+pub(super) struct SweepScratch {
+    heap: Vec<(Time, usize)>,
+    blocks: Vec<(Time, Time)>,
+}

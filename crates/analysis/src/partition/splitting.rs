@@ -1,0 +1,361 @@
+//! Task splitting: PDMS_HPTS and PDMS_HPTS_DS (seed 003 Algorithms 1 and
+//! 2, with the fixes (a)-(d) of the module docs of [`super`]): cores filled
+//! one at a time, HPTaskSplit when a task does not fit, the split itself
+//! ([`split`]) and which tasks it applies to ([`is_splittable`]).
+
+use crate::bounds::RatioSum;
+use crate::fp;
+use crate::task::{cmp_ratio, Task, Time};
+use std::cmp::Ordering;
+
+use super::cores::{chain_start, schedulable_into, Core, Item};
+use super::maximal_split::{max_top_wcet, PointScratch};
+#[cfg(doc)]
+use super::maximal_split::{maximal_split, maximal_split_with};
+use super::{dm_less, finish, task_order_into, Failure, Order, Partition, Unplaced};
+
+/// Whether seed 003's split applies to `task`: the (C,T,D) model with D ≤ T,
+/// no jitter and no blocking. Only then is the response time of τ' at the
+/// highest priority exactly C', the release of τ'' exactly C' after the job's
+/// release, and the pieces of one job never run in parallel. Other tasks are
+/// placed whole (MaximalSplit gives them C' = 0).
+pub fn is_splittable(task: &Task) -> bool {
+    task.jitter == 0 && task.blocking == 0 && task.deadline <= task.period
+}
+
+/// Split τ:(C,T,D) at `first` = C' into τ':(C',T,D) and τ'':(C − C', T, D − C')
+/// (seed 003 §III.B, HPTS). New values; `task` is untouched.
+/// Requires `first` ≤ C ≤ D.
+pub fn split(task: &Task, first: Time) -> (Task, Task) {
+    debug_assert!(first <= task.wcet && task.wcet <= task.deadline);
+    let head = Task {
+        wcet: first,
+        ..*task
+    };
+    let tail = Task {
+        wcet: task.wcet - first,
+        deadline: task.deadline - first,
+        ..*task
+    };
+    (head, tail)
+}
+
+/// Dequeue order of the unallocated queue: `Less` = `a` is dequeued first.
+fn dequeue_cmp(order: Order, a: &Item, b: &Item) -> Ordering {
+    let key = match order {
+        Order::Given => Ordering::Equal,
+        Order::DecreasingUtilization => {
+            cmp_ratio(b.task.wcet, b.task.period, a.task.wcet, a.task.period)
+        }
+        Order::DecreasingSize => {
+            cmp_ratio(b.task.wcet, b.task.deadline, a.task.wcet, a.task.deadline)
+        }
+    };
+    key.then(a.task.id.cmp(&b.task.id))
+        .then(a.index.cmp(&b.index))
+        .then(a.piece.cmp(&b.piece))
+}
+
+/// The unallocated queue, kept sorted so that `pop` dequeues the next item
+/// (the last element is the first in `order`).
+struct Queue {
+    order: Order,
+    items: Vec<Item>,
+}
+
+impl Queue {
+    /// Enqueue (seed 003 §IV) / EnqueueDS (§V): insert at the item's place in
+    /// the allocation order, by its current parameters (a remainder τ'' by
+    /// its own size (C − C')/(D − C'), fix (d)).
+    fn enqueue(&mut self, item: Item) {
+        let order = self.order;
+        let pos = self
+            .items
+            .partition_point(|x| dequeue_cmp(order, &item, x) == Ordering::Less);
+        self.items.insert(pos, item);
+    }
+
+    fn dequeue(&mut self) -> Option<Item> {
+        self.items.pop()
+    }
+}
+
+/// Scratch space for HPTaskSplit, reused across cores.
+#[derive(Default)]
+struct SplitScratch {
+    items: Vec<Item>,
+    tasks: Vec<Task>,
+    resp: Vec<Time>,
+    points: PointScratch,
+    removed: Option<RatioSum>,
+    gained: Option<RatioSum>,
+}
+
+/// Algorithm 2 with Algorithm 1, cores j = 1..m one at a time.
+/// What [`pdms_hpts`] returns.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Build {
+    /// `Some(partition)`.
+    Partition,
+    /// `None` if every task was placed, else `Some` of an empty partition.
+    Decision,
+}
+
+pub(super) fn pdms_hpts(
+    tasks: &[Task],
+    m: usize,
+    order: Order,
+    build: Build,
+    top: &[Task],
+    whole: &[bool],
+) -> Option<Partition> {
+    // Scratch space is kept per thread across calls: partitioning many
+    // small task sets is the common use and would otherwise spend a tenth
+    // of its time in the allocator.
+    thread_local! {
+        static WORKSPACE: std::cell::RefCell<Workspace> = Default::default();
+    }
+    WORKSPACE.with(|ws| match ws.try_borrow_mut() {
+        Ok(mut ws) if top.is_empty() => {
+            pdms_hpts_in::<false>(tasks, m, order, build, top, whole, &mut ws)
+        }
+        Ok(mut ws) => pdms_hpts_in::<true>(tasks, m, order, build, top, whole, &mut ws),
+        Err(_) if top.is_empty() => {
+            let ws = &mut Workspace::default();
+            pdms_hpts_in::<false>(tasks, m, order, build, top, whole, ws)
+        }
+        Err(_) => {
+            let ws = &mut Workspace::default();
+            pdms_hpts_in::<true>(tasks, m, order, build, top, whole, ws)
+        }
+    })
+}
+
+/// Reusable scratch space of [`pdms_hpts`].
+#[derive(Default)]
+struct Workspace {
+    cores: Vec<Core>,
+    queue: Vec<Item>,
+    order: Vec<usize>,
+    keys: Vec<(f64, usize)>,
+    split: SplitScratch,
+    resp: Vec<(Time, bool, Time)>,
+}
+
+/// `S`: whether `top` (the servers) is non-empty ([`Core::top`]).
+fn pdms_hpts_in<const S: bool>(
+    tasks: &[Task],
+    m: usize,
+    order: Order,
+    build: Build,
+    top: &[Task],
+    whole: &[bool],
+    ws: &mut Workspace,
+) -> Option<Partition> {
+    let Workspace {
+        cores,
+        queue: queue_items,
+        order: idx,
+        keys,
+        split: scratch,
+        resp: resp_scratch,
+    } = ws;
+    task_order_into(tasks, order, idx, keys);
+    // Reverse of the allocation order, so that pop() yields the first task.
+    queue_items.clear();
+    queue_items.extend(idx.iter().rev().map(|&index| Item {
+        task: tasks[index],
+        index,
+        piece: 0,
+        offset: 0,
+    }));
+    let mut queue = Queue {
+        order,
+        items: std::mem::take(queue_items),
+    };
+    if cores.len() < m {
+        cores.resize_with(m, || Core::with_capacity(tasks.len()));
+    }
+    let cores = &mut cores[..m];
+    cores.iter_mut().for_each(|c| c.reset(top));
+    let mut outcome = None;
+    let mut j = 0;
+    while let Some(item) = queue.dequeue() {
+        // Fix (b): Algorithm 2 does not bound j; tasks left after the last
+        // core has been closed mean the set is not schedulable.
+        if j == m {
+            outcome = Some(Unplaced {
+                task: item.task.id,
+                index: item.index,
+                piece: item.piece,
+                wcet: item.task.wcet,
+                reason: Failure::NoCoreLeft,
+            });
+            break;
+        }
+        // EnqueueHP + IsSchedulable; on failure the core is left as it was
+        // (Allocated_Queue_j ← Old_Allocated_Queue_j).
+        if cores[j].try_insert_by::<S>(item, dm_less, resp_scratch) {
+            continue;
+        }
+        hp_task_split::<S>(&mut cores[j], &mut queue, item, scratch, whole);
+        j += 1; // Available_j ← FALSE
+    }
+    *queue_items = queue.items;
+    match build {
+        Build::Partition => Some(finish(tasks, cores, outcome)),
+        Build::Decision if outcome.is_none() => None,
+        Build::Decision => Some(Partition {
+            cores: Vec::new(),
+            tasks: Vec::new(),
+            schedulable: false,
+            unplaced: outcome,
+        }),
+    }
+}
+
+/// Seed 003 Algorithm 1 (HPTaskSplit) for the core `core`, on which `failed`
+/// (τ_f) does not fit. The core is closed by the caller afterwards.
+fn hp_task_split<const S: bool>(
+    core: &mut Core,
+    queue: &mut Queue,
+    failed: Item,
+    s: &mut SplitScratch,
+    whole: &[bool],
+) {
+    // EnqueueHP(Allocated_Queue_j, τ_f) on a copy, so that the restore
+    // branch needs no undo.
+    s.items.clear();
+    s.items.extend_from_slice(&core.items);
+    let pos = s.items.partition_point(|x| dm_less(&x.task, &failed.task));
+    s.items.insert(pos, failed);
+    let top = core.top::<S>();
+    s.tasks.clear();
+    s.tasks.extend_from_slice(&core.tasks[..top]);
+    s.tasks.extend(s.items.iter().map(|it| it.task));
+    // while ¬IsSchedulable: τ ← DequeueHP. Removals are always from the top
+    // of the pieces, below the `top` servers: after k removals the core is
+    // s.tasks[k..], the servers moved down one place over each removed
+    // piece. k = 0 is known to fail; k = len (no piece left) always passes.
+    let mut k = 1;
+    if top > 0 {
+        s.tasks.copy_within(0..top, 1);
+    }
+    while !schedulable_into(&s.tasks[k..], top, &mut s.resp) {
+        k += 1;
+        if top > 0 {
+            s.tasks.copy_within(k - 1..k - 1 + top, k);
+        }
+    }
+    let last = s.items[k - 1];
+    let rest = &s.tasks[k..];
+    // (τ', τ'') = MaximalSplit(Allocated_Queue_j, τ) ([`maximal_split`] /
+    // [`maximal_split_with`], by the faster equivalent [`max_top_wcet`]).
+    // The core without τ is schedulable; C' < C because the core with all
+    // of τ on top was not.
+    let kept_whole = whole.get(last.index).copied().unwrap_or(false);
+    let first = if is_splittable(&last.task) && !kept_whole && last.task.wcet > 0 {
+        let (p, d, cap) = (last.task.period, last.task.deadline, last.task.wcet - 1);
+        max_top_wcet(rest, top, &s.resp, p, d, cap, &mut s.points)
+    } else {
+        0
+    };
+    debug_assert!(first < last.task.wcet || last.task.wcet == 0);
+    // if Removed_Size − S(τ') ≥ S(τ_f): restore, i.e. Σ_removed C/D ≥
+    // C_f/D_f + C'/D. Decided in f64 when the sides differ by more than
+    // 1e-9 relative (far above the ~1e-14 rounding of these short sums),
+    // else with exact rationals.
+    let removed_items = &s.items[..k];
+    let removed_f: f64 = removed_items
+        .iter()
+        .map(|it| it.task.wcet as f64 / it.task.deadline as f64)
+        .sum();
+    let gained_f = failed.task.wcet as f64 / failed.task.deadline as f64
+        + first as f64 / last.task.deadline as f64;
+    let restore = if removed_f > gained_f * (1.0 + 1e-9) {
+        true
+    } else if removed_f < gained_f * (1.0 - 1e-9) {
+        false
+    } else {
+        let removed = s.removed.get_or_insert_with(RatioSum::zero);
+        removed.clear();
+        for it in removed_items {
+            removed.add(it.task.wcet, it.task.deadline);
+        }
+        let gained = s.gained.get_or_insert_with(RatioSum::zero);
+        gained.clear();
+        gained.add(failed.task.wcet, failed.task.deadline);
+        gained.add(first, last.task.deadline);
+        removed.cmp(gained) != Ordering::Less
+    };
+    if restore {
+        // Unallocated_Queue ← Old_Unallocated_Queue; Allocated_Queue_j ←
+        // Old_Allocated_Queue_j. Fix (a): Old_Unallocated_Queue was saved
+        // after τ_f was dequeued, so τ_f must go back or it is lost.
+        queue.enqueue(failed);
+        return;
+    }
+    // The tasks removed before τ (the loop's Enqueue), by the queue's order.
+    for &it in &s.items[..k - 1] {
+        queue.enqueue(it);
+    }
+    core.items.clear();
+    core.tasks.truncate(top);
+    core.resp.clear();
+    if first > 0 {
+        let (head, mut tail) = split(&last.task, first);
+        // EnqueueHP(Allocated_Queue_j, τ'): τ' keeps τ's (D, T, id), which
+        // was the highest priority left, so it goes on top (below the
+        // servers); its response time R' is C' (no jitter or blocking, see
+        // is_splittable), or with servers its RTA below them, which
+        // MaximalSplit kept within D.
+        let head_resp = if top == 0 {
+            first
+        } else {
+            fp::response_time(&core.tasks[..top], &head)
+                .expect("MaximalSplit keeps τ' within its deadline")
+        };
+        core.items.push(Item { task: head, ..last });
+        core.tasks.push(head);
+        core.resp.push(head_resp);
+        // Enqueue(Unallocated_Queue, τ''): τ'' = (C − C', T, D − R'),
+        // released R' after τ' (seed 003 §III.B; R' = C' without servers,
+        // which is `split`'s D − C'), by its own size (fix (d)).
+        tail.deadline = last.task.deadline - head_resp;
+        queue.enqueue(Item {
+            task: tail,
+            index: last.index,
+            piece: last.piece + 1,
+            offset: last.offset + head_resp,
+        });
+    } else {
+        // Fix (c): MaximalSplit found no room (C' = 0). No empty piece is
+        // placed; τ goes back whole and the core keeps the rest, which is
+        // still better than restoring by the test above. Under decreasing
+        // size this branch cannot be reached (every removed task is at least
+        // as large as τ_f, so the restore test holds).
+        queue.enqueue(last);
+    }
+    let above = core.items.len();
+    for &it in &s.items[k..] {
+        core.items.push(it);
+        core.tasks.push(it.task);
+    }
+    // Response times below τ', warm-started from those without it (s.resp,
+    // from the last schedulability check above).
+    for i in above..core.items.len() {
+        let task = &core.tasks[top + i];
+        let mut start = s.resp[i - above].saturating_sub(task.jitter);
+        if i > 0 {
+            start = start.max(chain_start(
+                &core.tasks[top + i - 1],
+                core.resp[i - 1],
+                task,
+            ));
+        }
+        let r = fp::response_time_from(&core.tasks[..top + i], task, start)
+            .expect("MaximalSplit keeps the core schedulable");
+        core.resp.push(r);
+    }
+    core.set_exact::<S>();
+}
