@@ -1,14 +1,110 @@
 //! `rtgpu analyze` on GPU workloads: every number derived by hand in the
 //! comments (zero overheads unless said otherwise, so only the GPU terms
-//! move the costs).
+//! move the costs). [`run`] is the seeds' suspension-oblivious method
+//! (`--method oblivious`), [`run_aware`] the default suspension-aware one.
 
-use rtgpu_analysis::workload::{analyze, Report, TaskVerdict, Verdict};
+use rtgpu_analysis::gpu::Method;
+use rtgpu_analysis::workload::{analyze, analyze_with, Extra, Report, TaskVerdict, Verdict};
 
 const MS: u64 = 1_000_000;
 
 fn run(toml: &str) -> Report {
     let w = rtgpu_model::parse_workload(toml, "t.toml").expect("valid workload");
+    let extra = Extra {
+        method: Method::Oblivious,
+        ..Extra::default()
+    };
+    analyze_with(&w, &extra).0
+}
+
+fn run_aware(toml: &str) -> Report {
+    let w = rtgpu_model::parse_workload(toml, "t.toml").expect("valid workload");
     analyze(&w).0
+}
+
+/// Three GPUSync users of one GPU and one token on 4 cores under C-FP, no
+/// overheads: each waits behind the other two's own holds at most
+/// (one request per task, FIFO queues; the R²DGLP cap ⌈4/1⌉ = 4 does not
+/// bind), its own response adds wait and GPU time as a suspension, and the
+/// CPU-only task below sees only the GPU tasks' CPU time.
+#[test]
+fn suspension_aware_counts_each_other_hold_once() {
+    let r = run_aware(
+        r#"
+[platform]
+cores = 4
+[[platform.gpu]]
+name = "g0"
+[platform.bandwidth]
+host_to_device = "1 GB/s"
+device_to_host = "1 GB/s"
+peer = "1 GB/s"
+[overheads]
+base = "zero"
+[policy]
+cpu_scheduler = "C-FP"
+gpu_allocator = "gpusync-affinity"
+tokens_per_gpu = 1
+[[task]]
+name = "a"
+wcet = "2 ms"
+period = "50 ms"
+gpu = { copy_in = "1 MB", kernels = ["3 ms"] }
+[[task]]
+name = "b"
+wcet = "2 ms"
+period = "60 ms"
+gpu = { kernels = ["5 ms"] }
+[[task]]
+name = "c"
+wcet = "1 ms"
+period = "70 ms"
+gpu = { kernels = ["2 ms"] }
+[[task]]
+name = "cpu"
+wcet = "10 ms"
+period = "80 ms"
+"#,
+    );
+    assert!(r.suspension_aware);
+    // Own holds: a = 1 ms copy + 3 ms kernel, b = 5 ms, c = 2 ms.
+    let g = |n: &str| task(&r, n).gpu.clone().expect("gpu");
+    assert_eq!(g("a").hold, Some(4 * MS));
+    assert_eq!(g("a").token_blocking, Some(7 * MS)); // b + c
+    assert_eq!(g("b").token_blocking, Some(6 * MS)); // a + c
+    assert_eq!(g("c").token_blocking, Some(9 * MS)); // a + b
+    assert_eq!(g("a").requests_ahead, Some(2));
+    // Four cores, four tasks: nobody is interfered. R = C + wait + GPU.
+    assert_eq!(task(&r, "a").response_time, Some(2 * MS + 7 * MS + 4 * MS));
+    assert_eq!(task(&r, "b").response_time, Some(2 * MS + 6 * MS + 5 * MS));
+    assert_eq!(task(&r, "c").response_time, Some(MS + 9 * MS + 2 * MS));
+    assert_eq!(task(&r, "cpu").response_time, Some(10 * MS));
+    // The seeds' method charges 7 × THT_max on the same workload and
+    // counts it as CPU demand.
+    let o = run(&r#"
+[platform]
+cores = 4
+[[platform.gpu]]
+name = "g0"
+[platform.bandwidth]
+host_to_device = "1 GB/s"
+device_to_host = "1 GB/s"
+peer = "1 GB/s"
+[overheads]
+base = "zero"
+[policy]
+cpu_scheduler = "C-FP"
+gpu_allocator = "gpusync-affinity"
+tokens_per_gpu = 1
+[[task]]
+name = "a"
+wcet = "2 ms"
+period = "50 ms"
+gpu = { copy_in = "1 MB", kernels = ["3 ms"] }
+"#
+    .to_string());
+    assert!(!o.suspension_aware);
+    assert_eq!(o.tasks[0].gpu.as_ref().and_then(|g| g.hold), None);
 }
 
 fn task<'a>(r: &'a Report, name: &str) -> &'a rtgpu_analysis::workload::TaskReport {
