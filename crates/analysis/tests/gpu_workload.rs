@@ -81,7 +81,7 @@ period = "80 ms"
     assert_eq!(task(&r, "cpu").response_time, Some(10 * MS));
     // The seeds' method charges 7 × THT_max on the same workload and
     // counts it as CPU demand.
-    let o = run(&r#"
+    let o = run(r#"
 [platform]
 cores = 4
 [[platform.gpu]]
@@ -101,8 +101,7 @@ name = "a"
 wcet = "2 ms"
 period = "50 ms"
 gpu = { copy_in = "1 MB", kernels = ["3 ms"] }
-"#
-    .to_string());
+"#);
     assert!(!o.suspension_aware);
     assert_eq!(o.tasks[0].gpu.as_ref().and_then(|g| g.hold), None);
 }
