@@ -257,15 +257,19 @@ fn own_work_shared(
 /// moves concurrent transfers on a link (a GPU's own, or the switch it is
 /// `attach`ed to) at equal shares of its bandwidth, so a transfer may take
 /// that many times its own time. Token holders issue one operation at a
-/// time, so at most the holders of the link's GPUs transfer on it, and
-/// with engine locks at most one per copy engine there; a migration
-/// (`migrations`) also uses the peer GPU's link, so then any holder of the
-/// platform may.
+/// time, so at most the holders of the link's GPUs transfer on it, plus,
+/// with `migrations`, holders elsewhere whose peer copy ends at one of its
+/// GPUs (at most every token of the platform). With engine locks every
+/// transfer that touches a GPU holds one of that GPU's copy engines (a
+/// peer copy locks one at each end, seed 004 Lemma 3), so at most the
+/// link's copy engines.
 fn bus_sharing(w: &Workload, d: &GpuDomain, migrations: bool) -> u64 {
     let rho = u64::from(w.policy.tokens());
-    if migrations {
-        return (w.platform.gpus.len() as u64 * rho).max(1);
-    }
+    let elsewhere = if migrations {
+        w.platform.gpus.len() as u64 * rho
+    } else {
+        0
+    };
     let link = |g: usize| w.platform.gpus[g].attach.map_or(usize::MAX - g, |a| a);
     d.gpus
         .iter()
@@ -274,7 +278,7 @@ fn bus_sharing(w: &Workload, d: &GpuDomain, migrations: bool) -> u64 {
             let (gpus, engines) = on_link.fold((0u64, 0u64), |(n, e), h| {
                 (n + 1, e + u64::from(w.platform.gpus[h].copy_engines.max(1)))
             });
-            let holders = gpus * rho;
+            let holders = (gpus * rho).saturating_add(elsewhere);
             if w.policy.engine_locks {
                 holders.min(engines)
             } else {
