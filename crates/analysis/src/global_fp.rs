@@ -121,26 +121,11 @@ pub fn gfp_response_times_below(
     tasks_in_priority_order: &[Task],
     m: u32,
 ) -> Vec<Option<Time>> {
-    let mut out = Vec::with_capacity(tasks_in_priority_order.len());
-    let mut hp = interferers_of(top);
-    hp.reserve(tasks_in_priority_order.len());
-    let mut failed = m == 0;
-    for t in tasks_in_priority_order {
-        let r = if failed {
-            None
-        } else {
-            response_bound(&hp, t, m)
-        };
-        match r {
-            Some(r) => hp.push(Interferer {
-                c: t.wcet as u128,
-                t: t.period as u128,
-                r: r as u128,
-                unbounded: false,
-            }),
-            None => failed = true,
-        }
-        out.push(r);
+    // The same analysis as `gfp_response_times_each` up to the first task
+    // without a bound; below it, nothing.
+    let mut out = gfp_response_times_each(top, tasks_in_priority_order, m);
+    if let Some(first) = out.iter().position(Option::is_none) {
+        out[first..].fill(None);
     }
     out
 }

@@ -22,15 +22,8 @@ fn run_aware(toml: &str) -> Report {
     analyze(&w).0
 }
 
-/// Three GPUSync users of one GPU and one token on 4 cores under C-FP, no
-/// overheads: each waits behind the other two's own holds at most
-/// (one request per task, FIFO queues; the R²DGLP cap ⌈4/1⌉ = 4 does not
-/// bind), its own response adds wait and GPU time as a suspension, and the
-/// CPU-only task below sees only the GPU tasks' CPU time.
-#[test]
-fn suspension_aware_counts_each_other_hold_once() {
-    let r = run_aware(
-        r#"
+/// A 4-core C-FP platform with one GPU, one token, and GPU user "a".
+const ONE_GPU_USER: &str = r#"
 [platform]
 cores = 4
 [[platform.gpu]]
@@ -50,7 +43,18 @@ name = "a"
 wcet = "2 ms"
 period = "50 ms"
 gpu = { copy_in = "1 MB", kernels = ["3 ms"] }
-[[task]]
+"#;
+
+/// Three GPUSync users of one GPU and one token on 4 cores under C-FP, no
+/// overheads: each waits behind the other two's own holds at most
+/// (one request per task, FIFO queues; the R²DGLP cap ⌈4/1⌉ = 4 does not
+/// bind), its own response adds wait and GPU time as a suspension, and the
+/// CPU-only task below sees only the GPU tasks' CPU time.
+#[test]
+fn suspension_aware_counts_each_other_hold_once() {
+    let r = run_aware(
+        &(ONE_GPU_USER.to_string()
+            + r#"[[task]]
 name = "b"
 wcet = "2 ms"
 period = "60 ms"
@@ -64,7 +68,7 @@ gpu = { kernels = ["2 ms"] }
 name = "cpu"
 wcet = "10 ms"
 period = "80 ms"
-"#,
+"#),
     );
     assert!(r.suspension_aware);
     // Own holds: a = 1 ms copy + 3 ms kernel, b = 5 ms, c = 2 ms.
@@ -81,27 +85,7 @@ period = "80 ms"
     assert_eq!(task(&r, "cpu").response_time, Some(10 * MS));
     // The seeds' method charges 7 × THT_max on the same workload and
     // counts it as CPU demand.
-    let o = run(r#"
-[platform]
-cores = 4
-[[platform.gpu]]
-name = "g0"
-[platform.bandwidth]
-host_to_device = "1 GB/s"
-device_to_host = "1 GB/s"
-peer = "1 GB/s"
-[overheads]
-base = "zero"
-[policy]
-cpu_scheduler = "C-FP"
-gpu_allocator = "gpusync-affinity"
-tokens_per_gpu = 1
-[[task]]
-name = "a"
-wcet = "2 ms"
-period = "50 ms"
-gpu = { copy_in = "1 MB", kernels = ["3 ms"] }
-"#);
+    let o = run(ONE_GPU_USER);
     assert!(!o.suspension_aware);
     assert_eq!(o.tasks[0].gpu.as_ref().and_then(|g| g.hold), None);
 }
