@@ -186,12 +186,28 @@ fn a_split_gpu_task_takes_the_bounds_of_its_cores() {
     };
     assert_eq!(within_bounds(&w, &report, &cfg), w.tasks.len());
 
+    // Suspension-oblivious, the GPU task's inflated cost (its GPU wait and
+    // GPU time as CPU demand) fits whole on no core: it is split.
     let w = fixture("split-gpu-fallback.toml");
-    let (report, _) = analyze(&w);
+    let oblivious = rtgpu_analysis::workload::Extra {
+        method: rtgpu_analysis::gpu::Method::Oblivious,
+        ..Default::default()
+    };
+    let (report, _) = rtgpu_analysis::workload::analyze_with(&w, &oblivious);
     let t1 = report.tasks.iter().find(|t| t.name == "t1").expect("t1");
     assert_eq!(t1.pieces.len(), 2, "no core takes the GPU task whole");
     assert!(split_note(&report));
     assert!(report.tasks.iter().all(|t| t.response_time.is_none()));
+    // Suspension-aware, only its CPU demand takes core time: it is placed
+    // whole (t4, CPU-only, is what no longer fits; the simulator then runs
+    // the CPU view's placement, so no bound here is about what it runs).
+    let (report, _) = analyze(&w);
+    let t1 = report.tasks.iter().find(|t| t.name == "t1").expect("t1");
+    assert_eq!(t1.pieces.len(), 1, "the GPU task is placed whole");
+    assert!(t1.response_time.is_some());
+    assert!(!split_note(&report));
+    let t4 = report.tasks.iter().find(|t| t.name == "t4").expect("t4");
+    assert_eq!(t4.verdict, rtgpu_analysis::workload::TaskVerdict::Unplaced);
 }
 
 /// Under P-FP with several clusters and no task bound to one, a GPU-using

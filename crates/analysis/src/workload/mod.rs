@@ -202,12 +202,12 @@ fn analyze_tasks(w: &Workload, extra: &Extra, owners: &[DlGpuOwner]) -> (Report,
             bottom_halves,
             owners: &owner_tasks,
         };
-        // The suspension-aware test is global fixed priority's (C-FP,
-        // G-FP); P-FP and EDF's tardiness test stay suspension-oblivious
-        // (on request-counted waits).
-        suspension_aware = matches!(
+        // The suspension-aware tests are the fixed-priority ones (C-FP,
+        // G-FP, P-FP); EDF's tardiness test stays suspension-oblivious (on
+        // request-counted waits).
+        suspension_aware = !matches!(
             w.policy.cpu_scheduler,
-            CpuScheduler::ClusteredFp | CpuScheduler::GlobalFp
+            CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf
         ) && cx.aware(&mut round_notes);
         round_notes.push(overhead_note(w, imethod, suspension_aware));
         let (method, soft, cores) = match w.policy.cpu_scheduler {

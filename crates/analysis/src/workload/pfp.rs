@@ -70,7 +70,14 @@ pub(super) fn analyze_pfp(
     notes: &mut Vec<String>,
 ) -> (String, Vec<CoreReport>) {
     let w = cx.w;
-    let (heur, method) = heuristic(w);
+    let aware = cx.aware(notes);
+    let (heur, mut method) = heuristic(w);
+    if aware {
+        method.push_str(
+            ", suspension-aware for GPU-using tasks (GPU wait and GPU time in their own \
+             response, release jitter R − C' as interferers: our derivation, docs/analyses.md)",
+        );
+    }
     if !matches!(heur, Heuristic::Fit { .. })
         && w.policy.priority != PriorityAssignment::DeadlineMonotonic
     {
@@ -121,11 +128,26 @@ pub(super) fn analyze_pfp(
         ..
     } in groups(w, whole_platform)
     {
+        // Suspension-aware: a GPU-using task is placed and analysed with
+        // its CPU demand, its GPU wait and GPU time as blocking of its own
+        // response (D capped at T: one job at a time, as the per-job
+        // suspension term needs); the per-core re-analysis after
+        // partitioning gives it, as an interferer, release jitter R − C'
+        // (`charge_core_interference`).
         let input: Vec<Task> = input
             .iter()
-            .map(|t| Task {
-                wcet: charges[t.id].total,
-                ..*t
+            .map(|t| {
+                let (cpu, suspension) = cx.costs(t.id, &charges[t.id], aware);
+                Task {
+                    wcet: cpu,
+                    blocking: t.blocking.saturating_add(suspension),
+                    deadline: if suspension > 0 {
+                        t.deadline.min(t.period)
+                    } else {
+                        t.deadline
+                    },
+                    ..*t
+                }
             })
             .collect();
         // The servers are charged in the placement itself (every per-core
@@ -141,7 +163,7 @@ pub(super) fn analyze_pfp(
         if !result.schedulable && whole.contains(&true) {
             result = partition::partition_with(&input, cores.len(), heur, cx.servers);
         }
-        charge_core_interference(cx, any_gpu, &mut result);
+        charge_core_interference(cx, any_gpu, aware, &mut result);
         if let Some(u) = &result.unplaced {
             let why = match u.reason {
                 partition::Failure::Infeasible if !cx.servers.is_empty() => format!(
@@ -177,7 +199,7 @@ pub(super) fn analyze_pfp(
             let mut util = 0.0;
             for (rank, p) in pieces.iter().enumerate() {
                 let tr = &mut tasks[p.task];
-                let split = charges[p.task].total != p.wcet;
+                let split = input[p.index].wcet != p.wcet;
                 names.push(if split {
                     format!("{}#{}", tr.name, p.piece + 1)
                 } else {
@@ -260,7 +282,12 @@ pub(super) fn analyze_pfp(
 ///   grows (holistic analysis, Tindell & Clark 1994). If that does not
 ///   settle within [`MAX_STRETCH_ROUNDS`] rounds every later piece is
 ///   reported as missing its deadline.
-fn charge_core_interference(cx: &Cx, any_gpu: bool, result: &mut partition::Partition) {
+fn charge_core_interference(
+    cx: &Cx,
+    any_gpu: bool,
+    aware: bool,
+    result: &mut partition::Partition,
+) {
     if !any_gpu && cx.servers.is_empty() {
         return;
     }
@@ -308,10 +335,17 @@ fn charge_core_interference(cx: &Cx, any_gpu: bool, result: &mut partition::Part
         for (c, pieces) in result.cores.iter_mut().enumerate() {
             let mut hp = server::with_servers_above(cx.servers, &[]);
             let mut jittered = false;
+            // A suspending interferer above without a bound: no bound below.
+            let mut unbounded_above = false;
             for k in 0..pieces.len() {
                 let mut t = pieces[k].as_task();
                 t.jitter = t.jitter.saturating_add(jitter[c][k]);
                 jittered |= jitter[c][k] > 0;
+                if unbounded_above {
+                    pieces[k].response_time = t.deadline.saturating_add(1);
+                    hp.push(t);
+                    continue;
+                }
                 // The partitioner's response time already has the servers.
                 let plain = extra[c][k] == 0 && !jittered;
                 debug_assert!(
@@ -325,6 +359,22 @@ fn charge_core_interference(cx: &Cx, any_gpu: bool, result: &mut partition::Part
                     analysed.blocking = analysed.blocking.saturating_add(extra[c][k]);
                     pieces[k].response_time =
                         fp::response_time(&hp, &analysed).unwrap_or(t.deadline.saturating_add(1));
+                }
+                // A suspending (GPU-using, suspension-aware) piece executes
+                // its C' anywhere in [release, release + R]: as an
+                // interferer, release jitter R − C' (seed-independent; the
+                // jitter-based treatment of a self-suspending higher-
+                // priority task, correct with its response time bound:
+                // Chen et al., "Many suspensions, many problems", §5).
+                // (R is from arrival, so R − C' covers the release jitter.)
+                if aware && cx.w.tasks[pieces[k].task].uses_gpu() {
+                    if pieces[k].response_time > t.deadline {
+                        unbounded_above = true;
+                    }
+                    t.jitter = t
+                        .jitter
+                        .max(pieces[k].response_time.saturating_sub(t.wcet));
+                    jittered = true;
                 }
                 hp.push(t);
             }
