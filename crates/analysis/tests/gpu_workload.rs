@@ -484,3 +484,46 @@ period = "10 ms"
     assert_eq!(task(&r, "w").verdict, TaskVerdict::Unplaced);
     assert_eq!(r.verdict, Verdict::NotSchedulable);
 }
+
+/// P-FP places every task it can: a GPU-using task that misses its
+/// deadline even alone on a core is set aside, named, and the control
+/// loops after it in the partitioning order are still placed and bounded
+/// (they used to be reported unplaced with it).
+#[test]
+fn pfp_places_every_task_it_can() {
+    let r = run_aware(
+        r#"
+[platform]
+cores = 2
+[[platform.gpu]]
+name = "g0"
+[overheads]
+base = "zero"
+[policy]
+cpu_scheduler = "P-FP"
+partitioning = "first-fit"
+[[task]]
+name = "too-big"
+wcet = "9 ms"
+period = "10 ms"
+deadline = "10 ms"
+gpu = { kernels = ["5 ms"] }
+[[task]]
+name = "loop-a"
+wcet = "1 ms"
+period = "2 ms"
+[[task]]
+name = "loop-b"
+wcet = "2 ms"
+period = "5 ms"
+"#,
+    );
+    assert_eq!(task(&r, "too-big").verdict, TaskVerdict::Unplaced);
+    assert_eq!(task(&r, "loop-a").verdict, TaskVerdict::MeetsDeadline);
+    assert_eq!(task(&r, "loop-b").verdict, TaskVerdict::MeetsDeadline);
+    assert!(r
+        .notes
+        .iter()
+        .any(|n| n.contains("could not place 1 task(s): too-big: misses its deadline")));
+    assert_eq!(r.verdict, Verdict::NotSchedulable);
+}

@@ -199,14 +199,14 @@ fn split_budgets_leave_room_for_the_server() {
         assert_eq!(t.verdict, TaskVerdict::MeetsDeadline);
     }
     // A bigger server (1 ms every 5 ms: 0.2 of each core, 2.2 in all) leaves
-    // no placement: not schedulable, and the partitioner says where it
-    // stopped with the servers named.
+    // no placement for every task: not schedulable, and the report names
+    // the task that fits nowhere with the servers named.
     let r = analyse(&toml, &[Server::new(MS, 5 * MS)]);
     assert_eq!(r.verdict, Verdict::NotSchedulable);
     assert!(
         r.notes
             .iter()
-            .any(|n| n.contains("fits on none of the remaining cores below 1 server(s)")),
+            .any(|n| n.contains("fits on none of the cores left below 1 server(s)")),
         "{:?}",
         r.notes
     );
@@ -226,7 +226,7 @@ fn a_server_too_big_for_any_core_is_reported() {
     assert!(t.pieces.is_empty());
     assert!(
         r.notes.iter().any(|n| n.contains(
-            "partitioning stopped at tau: it misses its deadline even alone on a core below \
+            "could not place 1 task(s): tau: misses its deadline even alone on a core below \
              1 server(s) of 9 ms every 10 ms"
         )),
         "{:?}",

@@ -153,12 +153,17 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
         Klmirqd::Dependent => Extra::default(),
     };
     let (mut report, mut plan) = analyze_with(w, &extra);
+    // A task the GPU-aware analysis leaves without a placement sends the
+    // simulator to the CPU view's placement, except under P-FP when only
+    // CPU-only tasks are unplaced: those run below every placed task
+    // (below), where they delay none of them, so the analysis' placement
+    // and bounds stay what is simulated.
+    let pfp = sched == CpuScheduler::PartitionedFp;
     let unplaced_somewhere = report.tasks.iter().enumerate().any(|(i, t)| {
-        !w.tasks[i].reservation
-            && (t.verdict == TaskVerdict::Unplaced
-                || t.verdict == TaskVerdict::NotAnalysed
-                || (sched == CpuScheduler::PartitionedFp
-                    && plan.tasks.get(i).is_none_or(|p| p.pieces.is_empty())))
+        let unplaced = t.verdict == TaskVerdict::Unplaced
+            || t.verdict == TaskVerdict::NotAnalysed
+            || (pfp && plan.tasks.get(i).is_none_or(|p| p.pieces.is_empty()));
+        !w.tasks[i].reservation && unplaced && (!pfp || w.tasks[i].uses_gpu())
     });
     if unplaced_somewhere && w.tasks.iter().any(|t| t.uses_gpu()) {
         let mut cpu_view = w.clone();
@@ -199,6 +204,7 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
 
     let mut tasks = Vec::with_capacity(w.tasks.len());
     let mut unplaced = Vec::new();
+    let mut not_placed: Vec<String> = Vec::new();
     for (i, t) in w.tasks.iter().enumerate() {
         let tr = &report.tasks[i];
         let reservation = plan.tasks.get(i).and_then(|p| p.reservation);
@@ -221,20 +227,32 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
             }],
             CpuScheduler::PartitionedFp => {
                 let pt = &plan.tasks[i];
-                if tr.verdict == TaskVerdict::Unplaced || pt.pieces.is_empty() {
+                if (tr.verdict == TaskVerdict::Unplaced || pt.pieces.is_empty()) && t.uses_gpu() {
                     unplaced.push(t.name.clone());
                     continue;
+                } else if tr.verdict == TaskVerdict::Unplaced || pt.pieces.is_empty() {
+                    // A CPU-only task the partitioning could not place: on
+                    // a core in turn, below every placed task there.
+                    let core = not_placed.len() % cores.max(1);
+                    not_placed.push(t.name.clone());
+                    vec![Piece {
+                        domain: core,
+                        budget: Time::MAX,
+                        offset: 0,
+                        key: rank_key((1 << 30) + i as u32),
+                    }]
+                } else {
+                    let single = pt.pieces.len() == 1;
+                    pt.pieces
+                        .iter()
+                        .map(|p| Piece {
+                            domain: p.core as usize,
+                            budget: if single { Time::MAX } else { p.budget },
+                            offset: p.release_offset,
+                            key: rank_key(p.priority),
+                        })
+                        .collect()
                 }
-                let single = pt.pieces.len() == 1;
-                pt.pieces
-                    .iter()
-                    .map(|p| Piece {
-                        domain: p.core as usize,
-                        budget: if single { Time::MAX } else { p.budget },
-                        offset: p.release_offset,
-                        key: rank_key(p.priority),
-                    })
-                    .collect()
             }
             _ => {
                 let domain = match sched {
@@ -259,6 +277,22 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
             gpu: None,
             reservation,
         });
+    }
+    if !not_placed.is_empty() {
+        notes.push(format!(
+            "{} CPU-only task(s) the partitioning could not place run below every placed task \
+             of a core ({}): the placed tasks keep the analysis' placement and bounds",
+            not_placed.len(),
+            if not_placed.len() > 10 {
+                format!(
+                    "{} and {} more",
+                    not_placed[..10].join(", "),
+                    not_placed.len() - 10
+                )
+            } else {
+                not_placed.join(", ")
+            }
+        ));
     }
     if !unplaced.is_empty() {
         return Err(SimError(format!(

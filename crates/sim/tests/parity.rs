@@ -199,8 +199,7 @@ fn a_split_gpu_task_takes_the_bounds_of_its_cores() {
     assert!(split_note(&report));
     assert!(report.tasks.iter().all(|t| t.response_time.is_none()));
     // Suspension-aware, only its CPU demand takes core time: it is placed
-    // whole (t4, CPU-only, is what no longer fits; the simulator then runs
-    // the CPU view's placement, so no bound here is about what it runs).
+    // whole (t4, CPU-only, is what no longer fits).
     let (report, _) = analyze(&w);
     let t1 = report.tasks.iter().find(|t| t.name == "t1").expect("t1");
     assert_eq!(t1.pieces.len(), 1, "the GPU task is placed whole");
@@ -208,6 +207,15 @@ fn a_split_gpu_task_takes_the_bounds_of_its_cores() {
     assert!(!split_note(&report));
     let t4 = report.tasks.iter().find(|t| t.name == "t4").expect("t4");
     assert_eq!(t4.verdict, rtgpu_analysis::workload::TaskVerdict::Unplaced);
+    // t4 runs below every placed task of its core: every other task keeps
+    // its bound in the simulation.
+    let bounded = report
+        .tasks
+        .iter()
+        .filter(|t| t.response_time.is_some())
+        .count();
+    assert_eq!(bounded, w.tasks.len() - 1);
+    assert_eq!(within_bounds(&w, &report, &cfg), bounded);
 }
 
 /// Under P-FP with several clusters and no task bound to one, a GPU-using

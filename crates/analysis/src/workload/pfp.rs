@@ -15,6 +15,10 @@ use super::groups::{groups, Group};
 use super::report::{CoreReport, PieceReport, TaskReport, TaskVerdict};
 use super::{duration_words, MAX_STRETCH_ROUNDS};
 
+/// How many tasks [`analyze_pfp`] sets aside, each costing a partitioning
+/// of the rest, before it reports the tasks not reached as unplaced.
+const MAX_SET_ASIDE: usize = 64;
+
 fn heuristic(w: &Workload) -> (Heuristic, String) {
     let order = |o: SortOrder| match o {
         SortOrder::DecreasingUtilization => Order::DecreasingUtilization,
@@ -157,40 +161,78 @@ pub(super) fn analyze_pfp(
         // A split GPU-using task leaves the tasks of its cores without a
         // bound (`a_split_gpu_task_takes_the_bounds_of_its_cores`): place
         // GPU-using tasks whole where that works, else split them too.
-        let whole: Vec<bool> = input.iter().map(|t| w.tasks[t.id].uses_gpu()).collect();
-        let mut result =
-            partition::partition_keeping(&input, cores.len(), heur, cx.servers, &whole);
-        if !result.schedulable && whole.contains(&true) {
-            result = partition::partition_with(&input, cores.len(), heur, cx.servers);
+        let place = |active: &[Task]| {
+            let whole: Vec<bool> = active.iter().map(|t| w.tasks[t.id].uses_gpu()).collect();
+            let result =
+                partition::partition_keeping(active, cores.len(), heur, cx.servers, &whole);
+            if !result.schedulable && whole.contains(&true) {
+                partition::partition_with(active, cores.len(), heur, cx.servers)
+            } else {
+                result
+            }
+        };
+        // Place every task that can be placed: a task the heuristic cannot
+        // place is set aside and the rest partitioned again without it,
+        // until all that remain are placed (the tasks set aside are named
+        // and reported unplaced; the bounds of the others hold with those
+        // tasks not running, as `rtgpu simulate` runs them).
+        let mut active = input.clone();
+        let mut set_aside: Vec<partition::Unplaced> = Vec::new();
+        let mut result = place(&active);
+        while let Some(u) = result.unplaced {
+            set_aside.push(u);
+            if active.len() <= 1 || set_aside.len() >= MAX_SET_ASIDE {
+                break;
+            }
+            active.retain(|t| t.id != u.task);
+            result = place(&active);
         }
         charge_core_interference(cx, any_gpu, aware, &mut result);
-        if let Some(u) = &result.unplaced {
-            let why = match u.reason {
-                partition::Failure::Infeasible if !cx.servers.is_empty() => format!(
-                    "it misses its deadline even alone on a core below {} (charged on every \
-                     core)",
-                    server::describe(cx.servers)
-                ),
-                partition::Failure::Infeasible => {
-                    "it misses its deadline even alone on a core".to_string()
-                }
-                partition::Failure::NoCoreLeft if !cx.servers.is_empty() => format!(
-                    "it fits on none of the remaining cores below {}",
-                    server::describe(cx.servers)
-                ),
-                partition::Failure::NoCoreLeft => {
-                    "it fits on none of the remaining cores".to_string()
-                }
-            };
-            let piece = if u.piece > 0 {
-                format!(" (its piece {} of {})", u.piece + 1, duration_words(u.wcet))
+        if !set_aside.is_empty() {
+            let reasons: Vec<String> = set_aside
+                .iter()
+                .map(|u| {
+                    let why = match (u.reason, cx.servers.is_empty()) {
+                        (partition::Failure::Infeasible, true) => {
+                            "misses its deadline even alone on a core".to_string()
+                        }
+                        (partition::Failure::Infeasible, false) => format!(
+                            "misses its deadline even alone on a core below {}",
+                            server::describe(cx.servers)
+                        ),
+                        (partition::Failure::NoCoreLeft, true) => {
+                            "fits on none of the cores left".to_string()
+                        }
+                        (partition::Failure::NoCoreLeft, false) => format!(
+                            "fits on none of the cores left below {}",
+                            server::describe(cx.servers)
+                        ),
+                    };
+                    let piece = if u.piece > 0 {
+                        format!(" (its piece {} of {})", u.piece + 1, duration_words(u.wcet))
+                    } else {
+                        String::new()
+                    };
+                    format!(
+                        "{}{piece}: {why}",
+                        w.tasks.get(u.task).map_or("?", |t| t.name.as_str())
+                    )
+                })
+                .collect();
+            let stopped = if result.unplaced.is_some() && set_aside.len() >= MAX_SET_ASIDE {
+                format!(
+                    "; after setting aside {MAX_SET_ASIDE} tasks the partitioning stopped, and \
+                     the tasks it had not reached are reported unplaced too"
+                )
             } else {
                 String::new()
             };
             notes.push(format!(
-                "partitioning stopped at {}{piece}: {why}; tasks it had not reached are reported \
-                 as unplaced",
-                w.tasks.get(u.task).map_or("?", |t| t.name.as_str())
+                "partitioning could not place {} task(s): {}; every other task is placed and \
+                 analysed without them (they must not run beside the placed ones: `rtgpu \
+                 simulate` leaves them out){stopped}",
+                set_aside.len(),
+                reasons.join("; ")
             ));
         }
         for (local, pieces) in result.cores.iter().enumerate() {
@@ -199,7 +241,7 @@ pub(super) fn analyze_pfp(
             let mut util = 0.0;
             for (rank, p) in pieces.iter().enumerate() {
                 let tr = &mut tasks[p.task];
-                let split = input[p.index].wcet != p.wcet;
+                let split = active[p.index].wcet != p.wcet;
                 names.push(if split {
                     format!("{}#{}", tr.name, p.piece + 1)
                 } else {
@@ -371,9 +413,7 @@ fn charge_core_interference(
                     if pieces[k].response_time > t.deadline {
                         unbounded_above = true;
                     }
-                    t.jitter = t
-                        .jitter
-                        .max(pieces[k].response_time.saturating_sub(t.wcet));
+                    t.jitter = t.jitter.max(pieces[k].response_time.saturating_sub(t.wcet));
                     jittered = true;
                 }
                 hp.push(t);
