@@ -1,262 +1,131 @@
-//! `rtgpu run` for CPU work: the workload's tasks as real threads, released
-//! periodically with absolute sleeps on CLOCK_MONOTONIC, doing their CPU work
-//! as busy loops charged in thread CPU time, with the affinities and
-//! SCHED_FIFO priorities of the deployment plan.
-//!
-//! Split tasks (seed 003, PDMS_HPTS / PDMS_HPTS_DS) run piece by piece: piece
-//! k is released at its fixed offset after the job's release (never earlier,
-//! as the analysis assumes, see [`rtgpu_analysis::workload::PlanTask`]), runs
-//! on its core at its per-core priority for at most its budget of thread CPU
-//! time, and the job then moves to the next piece's core.
-//!
-//! Degrades plainly: without the privilege for real-time priorities the
-//! threads run SCHED_OTHER and [`RunOutcome::warnings`] says so; a plan that
-//! needs more cores than this machine allows is folded onto the CPUs there
-//! (core i on CPU i mod n), at ordinary priorities when the folded load
-//! would overload a CPU, and says that the analysis's guarantees do not hold
-//! for such a run.
-//!
-//! GPU-using tasks run their GPU section after their CPU work, under the
-//! in-process arbiter of their cluster ([`gpu_section`]), on the emulated
-//! backend of the platform or the backend given.
+//! Thread set-up for `rtgpu run`: what the machine permits and the plan
+//! needs (CPUs, folding, SCHED_FIFO, SCHED_DEADLINE reservations, user-space
+//! EDF, with the warnings when they differ), the GPU backend and the
+//! clusters' arbiters, klmirqd's completion threads (their mode, the servers
+//! the analysis charges or not), and each task thread's specification:
+//! affinities, policies and priorities per piece, its GPU work and its EDF
+//! dispatcher. [`place`] applies a piece's affinity and policy to a thread.
 
-pub mod edf;
-pub mod gpu_section;
-pub mod vgpu;
-
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 
 use rtgpu_analysis::server::{self, Server};
 use rtgpu_analysis::workload::{fifo_priority, Plan, Report, Verdict};
 use rtgpu_model::{CpuScheduler, Workload};
 
+use super::gpu_section::{self, ClusterGpus, GpuWork};
+use super::{edf, KlmirqdMode, RunConfig, RunError};
 use crate::gpu::emulated::{EmulatedBackend, EmulatedConfig};
 use crate::gpu::GpuBackend;
-use crate::klmirqd::{CompletionStats, CompletionThread, Mode, ModeReport, ServerConfig};
-use crate::os::{self, monotonic_now, Nanos, SchedPolicy};
-use gpu_section::{ClusterGpus, GpuRun, GpuWork};
+use crate::klmirqd::{CompletionThread, Mode, ServerConfig};
+use crate::os::{self, Nanos, SchedPolicy};
 
-/// How to run.
-#[derive(Clone)]
-pub struct RunConfig {
-    /// How long to release jobs for (jobs released before the end finish).
-    pub duration: Nanos,
-    /// Use SCHED_FIFO where the plan gives priorities and the OS allows it.
-    pub realtime: bool,
-    /// The GPU backend for GPU-using tasks; `None`: the emulated backend of
-    /// the workload's platform.
-    pub backend: Option<Arc<dyn GpuBackend>>,
-    /// klmirqd's mode for the completion threads, used when the workload's
-    /// `interrupts` is `"klmirqd"`.
-    pub klmirqd: KlmirqdMode,
-}
-
-impl RunConfig {
-    /// `duration` of releases, SCHED_FIFO where permitted when `realtime`,
-    /// the platform's emulated GPU and klmirqd's dependent mode (what a
-    /// test or a caller without a GPU wants).
-    pub fn new(duration: Nanos, realtime: bool) -> RunConfig {
-        RunConfig {
-            duration,
-            realtime,
-            backend: None,
-            klmirqd: KlmirqdMode::Dependent,
-        }
-    }
-}
-
-/// The mode of klmirqd's completion threads in `rtgpu run` (seed 000 §III).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum KlmirqdMode {
-    /// At the effective priority of the GPU's owner, who waits meanwhile.
-    #[default]
-    Dependent,
-    /// A SCHED_DEADLINE bandwidth server per GPU; `None`: the server
-    /// [`ServerConfig::for_workload`] sizes from the workload.
-    Independent(Option<ServerConfig>),
-}
-
-/// What klmirqd's completion threads did in a run.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct KlmirqdReport {
-    /// "dependent" or "independent".
-    pub mode: &'static str,
-    /// Per GPU (global index): its thread, the policy it started with, any
-    /// fallback, and its counters.
-    pub threads: Vec<KlmirqdThreadReport>,
-}
-
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct KlmirqdThreadReport {
-    pub gpu: usize,
-    pub name: String,
-    pub started: ModeReport,
-    pub stats: CompletionStats,
-}
-
-/// One piece of one job as it really ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct PieceRun {
-    /// The core the plan put it on, and the CPU it was seen on at its start
-    /// and end (`None` if the OS did not say).
-    pub planned_core: u32,
-    pub cpu_at_start: Option<usize>,
-    pub cpu_at_end: Option<usize>,
-    /// Times from the start of the run.
-    pub start: Nanos,
-    pub end: Nanos,
-    /// Thread CPU time consumed.
-    pub cpu_time: Nanos,
-}
-
-/// One job.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct JobRun {
-    pub task: usize,
-    pub job: u64,
-    /// Times from the start of the run.
-    pub release: Nanos,
-    pub start: Nanos,
-    pub finish: Nanos,
-    pub response_time: Nanos,
-    pub deadline_miss: bool,
-    /// The CPU work, per piece and per stretch between GPU sections (a
-    /// GPU-using job runs half of its CPU time outside the section before
-    /// it and the rest after, as the simulator does).
-    pub pieces: Vec<PieceRun>,
-    /// The GPU section, for GPU-using tasks.
-    pub gpu: Option<GpuRun>,
-    /// When the GPU section began (it asked for its token), from the start
-    /// of the run.
-    pub gpu_start: Option<Nanos>,
-}
-
-/// Per-task summary beside the analysed bound.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct TaskSummary {
-    pub name: String,
-    pub period: Nanos,
-    pub deadline: Nanos,
-    pub jobs: usize,
-    pub deadline_misses: usize,
-    pub max_response_time: Nanos,
-    pub mean_response_time: Nanos,
-    /// The analysis's bound on the response time, if it gave one.
-    pub analysed_bound: Option<Nanos>,
-    /// Pieces that ran on a CPU other than their planned core (folded runs
-    /// excepted, where the planned core is mapped first).
-    pub pieces_off_core: usize,
-    /// GPU-using tasks (vGPU members excepted: they take no token): the
-    /// longest wait for a GPU token, and how often the task's state
-    /// migrated between GPUs.
-    pub max_token_wait: Option<Nanos>,
-    pub migrations: usize,
-    /// The policy the kernel reported for the task's thread once its first
-    /// piece's policy was applied (a CPU reservation: SCHED_DEADLINE).
-    pub ran_under: Option<String>,
-}
-
-/// What a run produced.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct RunOutcome {
-    /// Plain statements of what the run could not do as planned; printed at
-    /// the top of the output.
-    pub warnings: Vec<String>,
-    /// The scheduling policy the task threads really ran under, in words.
-    pub policy: String,
-    /// CPUs used for each planned core.
-    pub core_map: Vec<usize>,
-    pub tasks: Vec<TaskSummary>,
-    pub jobs: Vec<JobRun>,
-    /// The GPU backend used ("emulated", "cuda"), if any task uses a GPU.
-    pub backend: Option<String>,
-    /// Token and engine-lock hand-offs recorded by the arbiters.
-    pub handoffs: Vec<crate::arbiter::Event>,
-    /// What the run did beyond the plan, in words (e.g. klmirqd mirroring).
-    pub notes: Vec<String>,
-    /// klmirqd's completion threads, when the workload's interrupt handling
-    /// is klmirqd and a task uses a GPU.
-    pub klmirqd: Option<KlmirqdReport>,
-    /// vGPUs (seed 001): reserved and used shares of their GPUs.
-    pub vgpus: Vec<VgpuShare>,
-}
-
-/// Why a workload cannot be run.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error("cannot run {workload}: {reason}")]
-    Unsupported { workload: String, reason: String },
-    #[error("cannot run {workload}: the analysis made no plan ({reason})")]
-    NoPlan { workload: String, reason: String },
-    #[error("cannot start a task thread: {0}")]
-    Spawn(std::io::Error),
-}
-
-struct TaskSpec {
-    index: usize,
-    wcet: Nanos,
-    period: Nanos,
-    deadline: Nanos,
+/// One task thread as set up: its pieces, its priorities, its GPU work.
+pub(super) struct TaskSpec {
+    pub(super) index: usize,
+    pub(super) wcet: Nanos,
+    pub(super) period: Nanos,
+    pub(super) deadline: Nanos,
     /// (CPU, policy, budget, release offset, planned core) per piece; a
     /// task that is not split has one piece with its whole WCET.
-    pieces: Vec<(Vec<usize>, SchedPolicy, Nanos, Nanos, u32)>,
+    pub(super) pieces: Vec<(Vec<usize>, SchedPolicy, Nanos, Nanos, u32)>,
     /// The base SCHED_FIFO priority the arbiter restores after inheritance.
-    base_fifo: u8,
-    gpu: Option<(Arc<ClusterGpus>, Arc<dyn GpuBackend>, GpuWork)>,
+    pub(super) base_fifo: u8,
+    pub(super) gpu: Option<(Arc<ClusterGpus>, Arc<dyn GpuBackend>, GpuWork)>,
     /// EDF plans: the cluster's dispatcher that ranks active jobs by deadline.
-    edf: Option<Arc<edf::EdfDispatcher>>,
+    pub(super) edf: Option<Arc<edf::EdfDispatcher>>,
 }
 
-/// The bandwidth servers `rtgpu run` starts in klmirqd's independent mode
-/// (`mode`), to charge in the analysis
-/// ([`rtgpu_analysis::workload::analyze_with`]): one per GPU (each gets a
-/// completion thread), of the configured runtime and period or the one
-/// [`ServerConfig::for_workload`] sizes. Empty in dependent mode, without
-/// klmirqd interrupt handling, or without GPU-using tasks. Whether the
-/// kernel then grants SCHED_DEADLINE is known only at the run; [`run`]
-/// says so when it does not.
-pub fn klmirqd_servers(workload: &Workload, mode: &KlmirqdMode) -> Vec<Server> {
-    klmirqd_extra(workload, mode).servers
+/// What `run` sets up before the task threads start, and reports from.
+pub(super) struct Prepared {
+    pub(super) warnings: Vec<String>,
+    pub(super) notes: Vec<String>,
+    /// The policy the task threads run under, in words.
+    pub(super) policy_words: String,
+    /// CPUs used for each planned core.
+    pub(super) core_map: Vec<usize>,
+    pub(super) backend: Option<Arc<dyn GpuBackend>>,
+    /// Per cluster, its GPUs' arbiter and completion threads.
+    pub(super) clusters: Vec<Option<Arc<ClusterGpus>>>,
 }
 
-/// What the analysis charges for klmirqd's `mode`
-/// ([`rtgpu_analysis::workload::klmirqd_independent`]): in independent mode
-/// the servers of [`klmirqd_servers`] as interference above every task, and
-/// their latency on every GPU hold (a completion that finds its server's
-/// budget spent waits for the next period); nothing in dependent mode.
-pub fn klmirqd_extra(workload: &Workload, mode: &KlmirqdMode) -> rtgpu_analysis::workload::Extra {
-    match mode {
-        KlmirqdMode::Independent(server) => rtgpu_analysis::workload::klmirqd_independent(
-            workload,
-            server.map(|s| Server::new(s.runtime, s.period)),
-        ),
-        _ => rtgpu_analysis::workload::Extra::default(),
-    }
+/// What the machine permits and the plan needs.
+struct Placement {
+    caps: os::Capabilities,
+    core_map: Vec<usize>,
+    edf: bool,
+    realtime: bool,
+    reserve: bool,
+    policy_words: String,
 }
 
-/// Runs the CPU work of `workload` according to `plan` (from
-/// [`rtgpu_analysis::workload::analyze`], whose `report` supplies the
-/// analysed bounds shown beside the measured ones). In klmirqd's
-/// independent mode those bounds charge the servers only when `report`
-/// comes from [`rtgpu_analysis::workload::analyze_with`] with
-/// [`klmirqd_servers`]; the run says which.
-pub fn run(
+/// Sets up the run of `workload` under `plan`: everything but the task
+/// threads themselves, whose specifications it returns.
+pub(super) fn prepare(
     workload: &Workload,
     report: &Report,
     plan: &Plan,
     config: &RunConfig,
-) -> Result<RunOutcome, RunError> {
+) -> Result<(Prepared, Vec<TaskSpec>), RunError> {
     if plan.tasks.len() != workload.tasks.len() {
         return Err(RunError::NoPlan {
             workload: workload.name.clone(),
             reason: report.reason.clone(),
         });
     }
+    let mut warnings = Vec::new();
+    let placement = policies(workload, report, plan, config, &mut warnings);
+    // One EDF dispatcher per cluster (G-EDF: the only one).
+    let dispatchers: Vec<Arc<edf::EdfDispatcher>> = (0..workload.platform.clusters.len())
+        .map(|_| Arc::new(edf::EdfDispatcher::default()))
+        .collect();
+    let mut notes = Vec::new();
+    let (backend, clusters) = gpus(
+        workload,
+        report,
+        plan,
+        config,
+        &placement,
+        &mut warnings,
+        &mut notes,
+    )?;
+    let specs = task_specs(
+        workload,
+        plan,
+        &placement,
+        &dispatchers,
+        &backend,
+        &clusters,
+    )?;
+    let Placement {
+        core_map,
+        policy_words,
+        ..
+    } = placement;
+    let prepared = Prepared {
+        warnings,
+        notes,
+        policy_words,
+        core_map,
+        backend,
+        clusters,
+    };
+    Ok((prepared, specs))
+}
+
+/// The CPUs (folded onto this machine's where it has fewer), whether
+/// real-time policies and CPU reservations apply, and the policy in words;
+/// what differs from the plan becomes a warning.
+fn policies(
+    workload: &Workload,
+    report: &Report,
+    plan: &Plan,
+    config: &RunConfig,
+    warnings: &mut Vec<String>,
+) -> Placement {
     let edf = matches!(
         workload.policy.cpu_scheduler,
         CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf
     );
-    let mut warnings = Vec::new();
     if plan.verdict == Verdict::NotAnalysed {
         warnings.push(format!(
             "the analysis did not decide this workload ({}); running it anyway",
@@ -379,11 +248,32 @@ pub fn run(
                 .to_string(),
         );
     }
-    // One EDF dispatcher per cluster (G-EDF: the only one).
-    let dispatchers: Vec<Arc<edf::EdfDispatcher>> = (0..workload.platform.clusters.len())
-        .map(|_| Arc::new(edf::EdfDispatcher::default()))
-        .collect();
+    Placement {
+        caps,
+        core_map,
+        edf,
+        realtime,
+        reserve,
+        policy_words,
+    }
+}
 
+/// The GPU backend, and per cluster its GPUs' arbiter and completion
+/// threads.
+type Gpus = (Option<Arc<dyn GpuBackend>>, Vec<Option<Arc<ClusterGpus>>>);
+
+/// GPU-using workloads: the backend, and per cluster with GPUs its arbiter
+/// and klmirqd's completion threads, with notes on what they do.
+fn gpus(
+    workload: &Workload,
+    report: &Report,
+    plan: &Plan,
+    config: &RunConfig,
+    placement: &Placement,
+    warnings: &mut Vec<String>,
+    notes: &mut Vec<String>,
+) -> Result<Gpus, RunError> {
+    let (caps, realtime) = (&placement.caps, placement.realtime);
     // GPU-using tasks: a backend (the emulated one of the platform unless
     // given) and one arbiter per cluster with GPUs.
     let uses_gpu = workload.tasks.iter().any(|t| t.uses_gpu());
@@ -414,7 +304,6 @@ pub fn run(
     } else {
         None
     };
-    let mut notes = Vec::new();
     let clusters: Vec<Option<Arc<ClusterGpus>>> = if uses_gpu {
         let pci: Vec<Option<String>> = backend
             .as_ref()
@@ -424,21 +313,13 @@ pub fn run(
         if workload.policy.interrupts == rtgpu_model::InterruptHandling::Klmirqd {
             let server_ok = realtime || caps.deadline;
             start_completion_threads(
-                workload,
-                report,
-                config,
-                realtime,
-                server_ok,
-                &mut cs,
-                &mut warnings,
-                &mut notes,
+                workload, report, config, realtime, server_ok, &mut cs, warnings, notes,
             )?;
         }
         cs.into_iter().map(|c| c.map(Arc::new)).collect()
     } else {
         Vec::new()
     };
-    let bw = workload.platform.bandwidth;
     let gpu_reservations: Vec<&str> = workload
         .tasks
         .iter()
@@ -460,7 +341,23 @@ pub fn run(
             mirrored.join(", ")
         ));
     }
+    Ok((backend, clusters))
+}
 
+/// Each task thread's specification: per piece its CPUs, policy, budget
+/// and release offset; its base priority; its GPU work (cluster, backend,
+/// static GPU, vGPU); its cluster's EDF dispatcher.
+fn task_specs(
+    workload: &Workload,
+    plan: &Plan,
+    placement: &Placement,
+    dispatchers: &[Arc<edf::EdfDispatcher>],
+    backend: &Option<Arc<dyn GpuBackend>>,
+    clusters: &[Option<Arc<ClusterGpus>>],
+) -> Result<Vec<TaskSpec>, RunError> {
+    let (caps, core_map) = (&placement.caps, &placement.core_map);
+    let (edf, realtime, reserve) = (placement.edf, placement.realtime, placement.reserve);
+    let bw = workload.platform.bandwidth;
     // Each task's cluster: its own, or that of its first core; a
     // GPU-using reservation (on every CPU) uses the GPUs of the first
     // cluster that has any (the analysis' and the simulator's rule).
@@ -636,154 +533,7 @@ pub fn run(
             })
         })
         .collect::<Result<_, RunError>>()?;
-
-    // All threads start their first job at the same instant, after set-up.
-    let barrier = Arc::new(Barrier::new(specs.len() + 1));
-    let start_at = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let mut handles = Vec::new();
-    for spec in specs {
-        let barrier = Arc::clone(&barrier);
-        let start_at = Arc::clone(&start_at);
-        let duration = config.duration;
-        let name = format!("rtgpu-task{}", spec.index);
-        let h = std::thread::Builder::new()
-            .name(name)
-            .spawn(move || task_thread(spec, duration, &barrier, &start_at))
-            .map_err(RunError::Spawn)?;
-        handles.push(h);
-    }
-    // 20 ms for every thread to reach its first sleep.
-    let t0 = monotonic_now() + 20_000_000;
-    start_at.store(t0, std::sync::atomic::Ordering::SeqCst);
-    for gate in clusters
-        .iter()
-        .flatten()
-        .flat_map(|c| c.vgpus.iter().flatten())
-    {
-        gate.set_window(t0, t0 + config.duration);
-    }
-    barrier.wait();
-
-    let mut jobs = Vec::new();
-    let mut thread_warnings = Vec::new();
-    // Threads were spawned in task order.
-    let mut ran_under = Vec::with_capacity(handles.len());
-    for h in handles {
-        match h.join() {
-            Ok((mut j, w, policy)) => {
-                jobs.append(&mut j);
-                thread_warnings.extend(w);
-                ran_under.push(policy);
-            }
-            Err(_) => {
-                thread_warnings.push("a task thread panicked; its jobs are lost".to_string());
-                ran_under.push(None);
-            }
-        }
-    }
-    thread_warnings.sort();
-    thread_warnings.dedup();
-    warnings.extend(thread_warnings);
-    jobs.sort_by_key(|j| (j.release, j.task));
-    let mut handoffs = Vec::new();
-    for c in clusters.iter().flatten() {
-        handoffs.extend(c.arbiter.take_events());
-        for e in c.arbiter.apply_errors() {
-            warnings.push(format!("priority inheritance not applied: {e}"));
-        }
-    }
-    handoffs.sort_by_key(|e| e.at);
-    let klmirqd = klmirqd_report(&clusters);
-    if let Some(k) = &klmirqd {
-        let n: u64 = k.threads.iter().map(|t| t.stats.completions).sum();
-        let cpu: u64 = k.threads.iter().map(|t| t.stats.total_cpu).sum();
-        let max = k.threads.iter().map(|t| t.stats.max_cpu).max().unwrap_or(0);
-        let lat = k
-            .threads
-            .iter()
-            .map(|t| t.stats.max_latency)
-            .max()
-            .unwrap_or(0);
-        notes.push(format!(
-            "klmirqd: {n} GPU completion(s) ran on the completion threads, bottom half mean \
-             {:.1} us and max {:.1} us of CPU time, at most {:.1} us from the device's signal \
-             to waking the owner",
-            cpu as f64 / n.max(1) as f64 / 1e3,
-            max as f64 / 1e3,
-            lat as f64 / 1e3
-        ));
-    }
-
-    let vgpus = vgpu_shares(workload, &clusters, config.duration);
-    for v in &vgpus {
-        notes.push(format!(
-            "vGPU {}: reserved {:.1}% of its GPU, its kernels used {:.1}% of it while jobs \
-             were released (seed 001)",
-            v.name,
-            100.0 * v.reserved,
-            100.0 * v.used,
-        ));
-    }
-    let tasks = workload
-        .tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let mine: Vec<&JobRun> = jobs.iter().filter(|j| j.task == i).collect();
-            let n = mine.len();
-            let sum: u128 = mine.iter().map(|j| u128::from(j.response_time)).sum();
-            let off = mine
-                .iter()
-                .flat_map(|j| &j.pieces)
-                .filter(|p| {
-                    let cpu = core_map[p.planned_core as usize];
-                    !runs_on_cluster(plan, i)
-                        && (p.cpu_at_start != Some(cpu) || p.cpu_at_end != Some(cpu))
-                })
-                .count();
-            TaskSummary {
-                name: t.name.clone(),
-                period: t.period,
-                deadline: t.deadline,
-                jobs: n,
-                deadline_misses: mine.iter().filter(|j| j.deadline_miss).count(),
-                max_response_time: mine.iter().map(|j| j.response_time).max().unwrap_or(0),
-                mean_response_time: if n == 0 {
-                    0
-                } else {
-                    (sum / n as u128) as Nanos
-                },
-                analysed_bound: report.tasks.get(i).and_then(|r| r.response_time),
-                pieces_off_core: off,
-                // vGPU members take no token (seed 001's vGPU scheduler
-                // orders their kernels instead).
-                max_token_wait: t.gpu.as_ref().is_some_and(|g| g.vgpu.is_none()).then(|| {
-                    mine.iter()
-                        .filter_map(|j| j.gpu.map(|g| g.token_wait))
-                        .max()
-                        .unwrap_or(0)
-                }),
-                migrations: mine
-                    .iter()
-                    .filter(|j| j.gpu.is_some_and(|g| g.migrated))
-                    .count(),
-                ran_under: ran_under.get(i).cloned().flatten(),
-            }
-        })
-        .collect();
-
-    Ok(RunOutcome {
-        warnings,
-        policy: policy_words,
-        core_map,
-        tasks,
-        jobs,
-        backend: backend.map(|b| b.name().to_string()),
-        handoffs,
-        notes,
-        klmirqd,
-        vgpus,
-    })
+    Ok(specs)
 }
 
 /// Starts one completion thread per GPU of every cluster (seed 000 §IV:
@@ -972,65 +722,6 @@ fn klmirqd_note(
     ))
 }
 
-fn klmirqd_report(clusters: &[Option<Arc<ClusterGpus>>]) -> Option<KlmirqdReport> {
-    let threads: Vec<KlmirqdThreadReport> = clusters
-        .iter()
-        .flatten()
-        .flat_map(|c| &c.completion)
-        .map(|t| KlmirqdThreadReport {
-            gpu: t.gpu(),
-            name: format!("klmirqd/gpu{}", t.gpu()),
-            started: t.mode_report().clone(),
-            stats: t.stats(),
-        })
-        .collect();
-    let first = threads.first()?;
-    Some(KlmirqdReport {
-        mode: first.started.mode,
-        threads,
-    })
-}
-
-/// One vGPU's reservation and the share of its GPU it used in a run.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct VgpuShare {
-    pub name: String,
-    /// Budget over period (seed 001's share).
-    pub reserved: f64,
-    /// Its kernels' execution-engine time over the release window.
-    pub used: f64,
-}
-
-/// Per vGPU, the share of its GPU's time its kernels used in the release
-/// window (the `duration` from the first release, set on the gates before
-/// it) beside its reservation (seed 001 Fig. 10's check; after the window
-/// members run out of work one by one).
-fn vgpu_shares(
-    w: &Workload,
-    clusters: &[Option<Arc<ClusterGpus>>],
-    duration: Nanos,
-) -> Vec<VgpuShare> {
-    let mut shares = Vec::new();
-    for (v, vg) in w.vgpus.iter().enumerate() {
-        let Some((gpu, k)) = gpu_section::vgpu_slot(w, v) else {
-            continue;
-        };
-        let gate = clusters.iter().flatten().find_map(|c| {
-            let local = c.global.iter().position(|&g| g == gpu)?;
-            c.vgpus.get(local).cloned().flatten()
-        });
-        if let Some(gate) = gate {
-            let (budget, period) = vg.budget_and_period();
-            shares.push(VgpuShare {
-                name: vg.name.clone(),
-                reserved: budget as f64 / period.max(1) as f64,
-                used: gate.used_in_window(k) as f64 / duration.max(1) as f64,
-            });
-        }
-    }
-    shares
-}
-
 /// A vGPU member's (local GPU, local vGPU index) in its cluster, or why it
 /// cannot run there.
 fn vgpu_local(
@@ -1058,223 +749,13 @@ fn vgpu_local(
     Ok((local, k))
 }
 
-/// Tasks without pieces (C-FP / G-FP) may run on any CPU of their cluster.
-fn runs_on_cluster(plan: &Plan, task: usize) -> bool {
-    plan.tasks.get(task).is_none_or(|t| t.pieces.is_empty())
-}
-
 /// Moves the calling thread (task `index`'s) to `cpus` under `policy`;
 /// what the OS refuses becomes a warning.
-fn place(index: usize, cpus: &[usize], policy: SchedPolicy, warnings: &mut Vec<String>) {
+pub(super) fn place(index: usize, cpus: &[usize], policy: SchedPolicy, warnings: &mut Vec<String>) {
     if let Err(e) = os::set_affinity(0, cpus) {
         warnings.push(format!("task {index}: {e}"));
     }
     if let Err(e) = os::set_sched_policy(0, policy) {
         warnings.push(format!("task {index}: {e}"));
-    }
-}
-
-/// Where a job is in its pieces (P-FP split tasks: one piece each
-/// otherwise): the piece it runs in, whether it has entered it (waited for
-/// its offset and moved to its CPUs) and the piece's budget left.
-struct PieceCursor<'a> {
-    spec: &'a TaskSpec,
-    release: Nanos,
-    t0: Nanos,
-    k: usize,
-    left: Nanos,
-    entered: bool,
-    runs: Vec<PieceRun>,
-}
-
-impl PieceCursor<'_> {
-    /// Runs `amount` of the job's CPU time from where it is, into later
-    /// pieces as budgets run out; CPU time past the last piece's budget is
-    /// not run (the plan's budgets add up to the wcet).
-    fn run(&mut self, mut amount: Nanos, current: &mut usize, warnings: &mut Vec<String>) {
-        while amount > 0 && self.k < self.spec.pieces.len() {
-            let (cpus, policy, budget, offset, planned) = &self.spec.pieces[self.k];
-            if !self.entered {
-                // Fixed offsets: never earlier than planned (seed 003 §III.B).
-                os::sleep_until(self.release + offset);
-                if self.k != *current {
-                    place(self.spec.index, cpus, *policy, warnings);
-                    *current = self.k;
-                }
-                self.left = *budget;
-                self.entered = true;
-            }
-            let p_start = monotonic_now();
-            let cpu_start = os::current_cpu();
-            let cpu0 = os::thread_cpu_time();
-            let work = amount.min(self.left);
-            os::spin_cpu_time(work);
-            amount -= work;
-            self.left -= work;
-            self.runs.push(PieceRun {
-                planned_core: *planned,
-                cpu_at_start: cpu_start,
-                cpu_at_end: os::current_cpu(),
-                start: p_start - self.t0,
-                end: monotonic_now() - self.t0,
-                cpu_time: os::thread_cpu_time() - cpu0,
-            });
-            if self.left == 0 {
-                self.k += 1;
-                self.entered = false;
-            }
-        }
-    }
-}
-
-fn task_thread(
-    spec: TaskSpec,
-    duration: Nanos,
-    barrier: &Barrier,
-    start_at: &std::sync::atomic::AtomicU64,
-) -> (Vec<JobRun>, Vec<String>, Option<String>) {
-    let mut warnings = Vec::new();
-    let index = spec.index;
-    if let Some((cpus, policy, ..)) = spec.pieces.first() {
-        place(index, cpus, *policy, &mut warnings);
-    }
-    let ran_under = os::sched_policy(0).ok().map(SchedPolicy::describe);
-    let client = match &spec.gpu {
-        Some((cg, ..)) => match cg.arbiter.register(spec.base_fifo) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                warnings.push(format!("task {}: {e}", spec.index));
-                None
-            }
-        },
-        None => None,
-    };
-    let mut last_gpu = None;
-    let edf_slot = spec.edf.as_ref().map(|d| d.register(client.clone()));
-    let jobs_expected = (duration / spec.period.max(1)) as usize + 1;
-    let mut jobs = Vec::with_capacity(jobs_expected);
-    barrier.wait();
-    let t0 = start_at.load(std::sync::atomic::Ordering::SeqCst);
-    let end = t0 + duration;
-    let mut current = 0usize;
-    for job in 0u64.. {
-        let release = t0 + job * spec.period;
-        if release >= end {
-            break;
-        }
-        os::sleep_until(release);
-        if let (Some(d), Some(slot)) = (&spec.edf, edf_slot) {
-            warnings.extend(d.release(slot, release + spec.deadline));
-        }
-        let start = monotonic_now();
-        // CPU time inside the GPU section runs there (`run_section`); of
-        // the rest, a GPU-using job runs half before its section and half
-        // after (docs/simulator.md, "A GPU-using job").
-        let in_section = spec.gpu.as_ref().map_or(0, |(_, _, w)| w.part.cpu);
-        let outside = spec.wcet.saturating_sub(in_section);
-        let before = if spec.gpu.is_some() {
-            outside / 2
-        } else {
-            outside
-        };
-        let mut cpu = PieceCursor {
-            spec: &spec,
-            release,
-            t0,
-            k: 0,
-            left: 0,
-            entered: false,
-            runs: Vec::with_capacity(spec.pieces.len()),
-        };
-        cpu.run(before, &mut current, &mut warnings);
-        // The GPU section, on the core of the piece the job is in.
-        let mut gpu_start = None;
-        let gpu = match (&spec.gpu, &client) {
-            (Some((cg, backend, work)), Some(c)) => {
-                gpu_start = Some(monotonic_now() - t0);
-                match gpu_section::run_section(c, cg, backend.as_ref(), work, &mut last_gpu) {
-                    Ok(r) => Some(r),
-                    Err(e) => {
-                        warnings.push(format!("task {}: GPU section failed: {e}", spec.index));
-                        None
-                    }
-                }
-            }
-            _ => None,
-        };
-        cpu.run(outside - before, &mut current, &mut warnings);
-        let pieces = cpu.runs;
-        // Back to the first piece's core for the next job.
-        if current != 0 {
-            if let Some((cpus, policy, ..)) = spec.pieces.first() {
-                place(index, cpus, *policy, &mut warnings);
-            }
-            current = 0;
-        }
-        let finish = monotonic_now();
-        if let (Some(d), Some(slot)) = (&spec.edf, edf_slot) {
-            warnings.extend(d.complete(slot));
-        }
-        let response_time = finish - release;
-        jobs.push(JobRun {
-            task: spec.index,
-            job,
-            release: release - t0,
-            start: start - t0,
-            finish: finish - t0,
-            response_time,
-            deadline_miss: response_time > spec.deadline,
-            pieces,
-            gpu,
-            gpu_start,
-        });
-    }
-    let _ = os::set_sched_policy(0, SchedPolicy::Other { nice: 0 });
-    (jobs, warnings, ran_under)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn workload(text: &str) -> Workload {
-        rtgpu_model::parse_workload(text, "t.toml").expect("valid workload")
-    }
-
-    #[test]
-    fn a_workload_without_a_plan_is_refused_with_the_analysis_reason() {
-        let w = workload(
-            "[platform]\ncores = 1\n[[task]]\nname = \"t\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\n",
-        );
-        let (report, mut plan) = rtgpu_analysis::workload::analyze(&w);
-        plan.tasks.clear();
-        let err = run(&w, &report, &plan, &RunConfig::new(10_000_000, false)).unwrap_err();
-        assert!(
-            err.to_string().contains("the analysis made no plan"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn periodic_jobs_are_released_on_time_and_do_their_work() {
-        let w = workload(
-            "[platform]\ncores = 1\n[policy]\ncpu_scheduler = \"P-FP\"\n\
-             [[task]]\nname = \"a\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\n",
-        );
-        let (report, plan) = rtgpu_analysis::workload::analyze(&w);
-        let out = run(&w, &report, &plan, &RunConfig::new(100_000_000, false)).expect("runs");
-        // Releases at 0, 10, ..., 90 ms.
-        assert_eq!(out.jobs.len(), 10);
-        for (k, j) in out.jobs.iter().enumerate() {
-            assert_eq!(j.release, k as u64 * 10_000_000);
-            assert!(j.start >= j.release);
-            assert!(j.response_time >= 1_000_000, "{j:?}");
-            assert!(j.pieces[0].cpu_time >= 1_000_000, "{j:?}");
-        }
-        assert_eq!(out.tasks[0].jobs, 10);
-        // The analysed bound is shown beside the measurements: C plus the
-        // overheads the analysis charges (seed 000 Table III defaults).
-        assert_eq!(out.tasks[0].analysed_bound, report.tasks[0].response_time);
-        assert!(out.tasks[0].analysed_bound >= Some(1_000_000));
     }
 }

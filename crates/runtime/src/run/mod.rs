@@ -1,0 +1,197 @@
+//! `rtgpu run` for CPU work: the workload's tasks as real threads, released
+//! periodically with absolute sleeps on CLOCK_MONOTONIC, doing their CPU work
+//! as busy loops charged in thread CPU time, with the affinities and
+//! SCHED_FIFO priorities of the deployment plan.
+//!
+//! Split tasks (seed 003, PDMS_HPTS / PDMS_HPTS_DS) run piece by piece: piece
+//! k is released at its fixed offset after the job's release (never earlier,
+//! as the analysis assumes, see [`rtgpu_analysis::workload::PlanTask`]), runs
+//! on its core at its per-core priority for at most its budget of thread CPU
+//! time, and the job then moves to the next piece's core.
+//!
+//! Degrades plainly: without the privilege for real-time priorities the
+//! threads run SCHED_OTHER and [`RunOutcome::warnings`] says so; a plan that
+//! needs more cores than this machine allows is folded onto the CPUs there
+//! (core i on CPU i mod n), at ordinary priorities when the folded load
+//! would overload a CPU, and says that the analysis's guarantees do not hold
+//! for such a run.
+//!
+//! GPU-using tasks run their GPU section after their CPU work, under the
+//! in-process arbiter of their cluster ([`gpu_section`]), on the emulated
+//! backend of the platform or the backend given.
+//!
+//! Where things live: `setup.rs` (thread set-up: CPUs, policies and
+//! priorities, the GPU backend and arbiters, klmirqd's completion threads,
+//! each task thread's specification), `release.rs` (the task threads:
+//! periodic releases, pieces, the GPU section, EDF re-ranking) and
+//! `reporting.rs` (the records and the summary beside the analysed bounds);
+//! [`gpu_section`], [`edf`] and [`vgpu`] as their own comments say.
+
+pub mod edf;
+pub mod gpu_section;
+mod release;
+mod reporting;
+mod setup;
+pub mod vgpu;
+
+use std::sync::Arc;
+
+use rtgpu_analysis::server::Server;
+use rtgpu_analysis::workload::{Plan, Report};
+use rtgpu_model::Workload;
+
+use crate::gpu::GpuBackend;
+use crate::klmirqd::ServerConfig;
+use crate::os::Nanos;
+
+pub use reporting::{
+    JobRun, KlmirqdReport, KlmirqdThreadReport, PieceRun, RunOutcome, TaskSummary, VgpuShare,
+};
+
+/// How to run.
+#[derive(Clone)]
+pub struct RunConfig {
+    /// How long to release jobs for (jobs released before the end finish).
+    pub duration: Nanos,
+    /// Use SCHED_FIFO where the plan gives priorities and the OS allows it.
+    pub realtime: bool,
+    /// The GPU backend for GPU-using tasks; `None`: the emulated backend of
+    /// the workload's platform.
+    pub backend: Option<Arc<dyn GpuBackend>>,
+    /// klmirqd's mode for the completion threads, used when the workload's
+    /// `interrupts` is `"klmirqd"`.
+    pub klmirqd: KlmirqdMode,
+}
+
+impl RunConfig {
+    /// `duration` of releases, SCHED_FIFO where permitted when `realtime`,
+    /// the platform's emulated GPU and klmirqd's dependent mode (what a
+    /// test or a caller without a GPU wants).
+    pub fn new(duration: Nanos, realtime: bool) -> RunConfig {
+        RunConfig {
+            duration,
+            realtime,
+            backend: None,
+            klmirqd: KlmirqdMode::Dependent,
+        }
+    }
+}
+
+/// The mode of klmirqd's completion threads in `rtgpu run` (seed 000 §III).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KlmirqdMode {
+    /// At the effective priority of the GPU's owner, who waits meanwhile.
+    #[default]
+    Dependent,
+    /// A SCHED_DEADLINE bandwidth server per GPU; `None`: the server
+    /// [`ServerConfig::for_workload`] sizes from the workload.
+    Independent(Option<ServerConfig>),
+}
+
+/// Why a workload cannot be run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("cannot run {workload}: {reason}")]
+    Unsupported { workload: String, reason: String },
+    #[error("cannot run {workload}: the analysis made no plan ({reason})")]
+    NoPlan { workload: String, reason: String },
+    #[error("cannot start a task thread: {0}")]
+    Spawn(std::io::Error),
+}
+
+/// The bandwidth servers `rtgpu run` starts in klmirqd's independent mode
+/// (`mode`), to charge in the analysis
+/// ([`rtgpu_analysis::workload::analyze_with`]): one per GPU (each gets a
+/// completion thread), of the configured runtime and period or the one
+/// [`ServerConfig::for_workload`] sizes. Empty in dependent mode, without
+/// klmirqd interrupt handling, or without GPU-using tasks. Whether the
+/// kernel then grants SCHED_DEADLINE is known only at the run; [`run`]
+/// says so when it does not.
+pub fn klmirqd_servers(workload: &Workload, mode: &KlmirqdMode) -> Vec<Server> {
+    klmirqd_extra(workload, mode).servers
+}
+
+/// What the analysis charges for klmirqd's `mode`
+/// ([`rtgpu_analysis::workload::klmirqd_independent`]): in independent mode
+/// the servers of [`klmirqd_servers`] as interference above every task, and
+/// their latency on every GPU hold (a completion that finds its server's
+/// budget spent waits for the next period); nothing in dependent mode.
+pub fn klmirqd_extra(workload: &Workload, mode: &KlmirqdMode) -> rtgpu_analysis::workload::Extra {
+    match mode {
+        KlmirqdMode::Independent(server) => rtgpu_analysis::workload::klmirqd_independent(
+            workload,
+            server.map(|s| Server::new(s.runtime, s.period)),
+        ),
+        _ => rtgpu_analysis::workload::Extra::default(),
+    }
+}
+
+/// Runs the CPU work of `workload` according to `plan` (from
+/// [`rtgpu_analysis::workload::analyze`], whose `report` supplies the
+/// analysed bounds shown beside the measured ones). In klmirqd's
+/// independent mode those bounds charge the servers only when `report`
+/// comes from [`rtgpu_analysis::workload::analyze_with`] with
+/// [`klmirqd_servers`]; the run says which.
+pub fn run(
+    workload: &Workload,
+    report: &Report,
+    plan: &Plan,
+    config: &RunConfig,
+) -> Result<RunOutcome, RunError> {
+    let (prepared, specs) = setup::prepare(workload, report, plan, config)?;
+    let ran = release::execute(specs, &prepared.clusters, config.duration)?;
+    Ok(reporting::outcome(
+        workload,
+        report,
+        plan,
+        config.duration,
+        prepared,
+        ran,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workload(text: &str) -> Workload {
+        rtgpu_model::parse_workload(text, "t.toml").expect("valid workload")
+    }
+
+    #[test]
+    fn a_workload_without_a_plan_is_refused_with_the_analysis_reason() {
+        let w = workload(
+            "[platform]\ncores = 1\n[[task]]\nname = \"t\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\n",
+        );
+        let (report, mut plan) = rtgpu_analysis::workload::analyze(&w);
+        plan.tasks.clear();
+        let err = run(&w, &report, &plan, &RunConfig::new(10_000_000, false)).unwrap_err();
+        assert!(
+            err.to_string().contains("the analysis made no plan"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn periodic_jobs_are_released_on_time_and_do_their_work() {
+        let w = workload(
+            "[platform]\ncores = 1\n[policy]\ncpu_scheduler = \"P-FP\"\n\
+             [[task]]\nname = \"a\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\n",
+        );
+        let (report, plan) = rtgpu_analysis::workload::analyze(&w);
+        let out = run(&w, &report, &plan, &RunConfig::new(100_000_000, false)).expect("runs");
+        // Releases at 0, 10, ..., 90 ms.
+        assert_eq!(out.jobs.len(), 10);
+        for (k, j) in out.jobs.iter().enumerate() {
+            assert_eq!(j.release, k as u64 * 10_000_000);
+            assert!(j.start >= j.release);
+            assert!(j.response_time >= 1_000_000, "{j:?}");
+            assert!(j.pieces[0].cpu_time >= 1_000_000, "{j:?}");
+        }
+        assert_eq!(out.tasks[0].jobs, 10);
+        // The analysed bound is shown beside the measurements: C plus the
+        // overheads the analysis charges (seed 000 Table III defaults).
+        assert_eq!(out.tasks[0].analysed_bound, report.tasks[0].response_time);
+        assert!(out.tasks[0].analysed_bound >= Some(1_000_000));
+    }
+}
