@@ -401,6 +401,14 @@ fn task_specs(
             })
             .count()
     };
+    // P-FP tasks the partitioning could not place.
+    let pfp = plan.scheduler == "P-FP";
+    let unplaced = |j: usize| {
+        pfp && plan
+            .tasks
+            .get(j)
+            .is_some_and(|t| t.pieces.is_empty() && t.reservation.is_none())
+    };
     let specs: Vec<TaskSpec> = workload
         .tasks
         .iter()
@@ -428,6 +436,19 @@ fn task_specs(
                     SchedPolicy::Other { nice: 0 }
                 };
                 vec![(caps.cpus.clone(), policy, task.wcet, 0, 0)]
+            } else if unplaced(index) {
+                // P-FP could not place it (`rtgpu analyze` names it): below
+                // every placed task (SCHED_OTHER, under every SCHED_FIFO
+                // thread) on one core in turn, as `rtgpu simulate` runs it,
+                // so the placed tasks keep their bounds.
+                let k = (0..index).filter(|&j| unplaced(j)).count() % core_map.len().max(1);
+                vec![(
+                    core_map.get(k).map(|&c| vec![c]).unwrap_or_default(),
+                    SchedPolicy::Other { nice: 0 },
+                    task.wcet,
+                    0,
+                    k as u32,
+                )]
             } else if pt.pieces.is_empty() {
                 // C-FP / G-FP: the cluster's cores, the task's global priority.
                 let cpus = pt.cores.iter().map(|&c| core_map[c as usize]).collect();
