@@ -1,4 +1,4 @@
-//! `rtgpu run`: the workload for real (CPU work so far), with measured
+//! `rtgpu run`: the workload for real (CPU and GPU work), with measured
 //! response times beside the analysed bounds (docs/guide/run.md).
 
 use std::fmt::Write as _;
