@@ -26,6 +26,8 @@ class TaskVerdict(str, enum.Enum):
     """The outcome of one task in a :class:`rtgpu.Report`."""
 
     MEETS_DEADLINE = "meets-deadline"
+    MEETS_DEADLINE_IF = "meets-deadline-if"
+    """A bound that holds if the failing tasks it names meet their deadlines."""
     MISSES_DEADLINE = "misses-deadline"
     BOUNDED_TARDINESS = "bounded-tardiness"
     UNBOUNDED_TARDINESS = "unbounded-tardiness"

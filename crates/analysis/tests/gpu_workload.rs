@@ -519,8 +519,14 @@ period = "5 ms"
 "#,
     );
     assert_eq!(task(&r, "too-big").verdict, TaskVerdict::Unplaced);
-    assert_eq!(task(&r, "loop-a").verdict, TaskVerdict::MeetsDeadline);
-    assert_eq!(task(&r, "loop-b").verdict, TaskVerdict::MeetsDeadline);
+    // Their bounds count too-big's GPU interrupts over its deadline, which
+    // it may not keep: they hold if it does.
+    for name in ["loop-a", "loop-b"] {
+        let t = task(&r, name);
+        assert_eq!(t.verdict, TaskVerdict::MeetsDeadlineIf, "{name}");
+        assert_eq!(t.depends_on, vec!["too-big".to_string()]);
+        assert!(t.response_time.is_some());
+    }
     assert!(r
         .notes
         .iter()

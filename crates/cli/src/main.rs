@@ -319,6 +319,11 @@ fn run_analyze(
         }
     } else {
         print!("{}", render::report_text(&workload, &report));
+        // Another GPU allocator or token count that guarantees more (one
+        // more analysis per candidate; text output only).
+        if let Some(s) = rtgpu_analysis::workload::suggest(&workload, &extra, &report) {
+            println!("{}", s.describe());
+        }
     }
     if let Some(out) = plan_out {
         if report.verdict == Verdict::NotAnalysed {

@@ -11,30 +11,7 @@ use rtgpu_model::Workload;
 /// Human duration: the largest unit that keeps at least one integer digit,
 /// up to 4 significant decimals, exact for whole units ("10 ms", "2.5 us").
 pub fn duration(ns: Time) -> String {
-    const UNITS: [(u64, &str); 4] = [
-        (1_000_000_000, "s"),
-        (1_000_000, "ms"),
-        (1_000, "us"),
-        (1, "ns"),
-    ];
-    for (scale, unit) in UNITS {
-        if ns >= scale || scale == 1 {
-            let whole = ns / scale;
-            let frac = ns % scale;
-            if frac == 0 {
-                return format!("{whole} {unit}");
-            }
-            let digits = scale.ilog10() as usize;
-            let mut f = format!("{frac:0digits$}");
-            f.truncate(3);
-            let f = f.trim_end_matches('0');
-            if f.is_empty() {
-                return format!("{whole} {unit}");
-            }
-            return format!("{whole}.{f} {unit}");
-        }
-    }
-    format!("{ns} ns")
+    rtgpu_model::units::display_duration(ns)
 }
 
 fn opt_duration(v: Option<Time>) -> String {
@@ -44,6 +21,7 @@ fn opt_duration(v: Option<Time>) -> String {
 fn task_verdict(v: TaskVerdict) -> &'static str {
     match v {
         TaskVerdict::MeetsDeadline => "ok",
+        TaskVerdict::MeetsDeadlineIf => "ok if",
         TaskVerdict::MissesDeadline => "MISS",
         TaskVerdict::BoundedTardiness => "bounded",
         TaskVerdict::UnboundedTardiness => "UNBOUNDED",

@@ -474,6 +474,36 @@ fn format_with(value: u64, units: &[(&str, u64)], separator: &str) -> String {
         .unwrap_or_else(|| format!("{value}{separator}{}", units.first().map_or("", |u| u.0)))
 }
 
+/// Formats nanoseconds for reading, in the largest unit that fits, to at
+/// most three decimals, truncated (`"12.651 ms"`): for reports, not for
+/// files ([`format_duration`] is exact).
+pub fn display_duration(ns: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+        (1, "ns"),
+    ];
+    for (scale, unit) in UNITS {
+        if ns >= scale || scale == 1 {
+            let whole = ns / scale;
+            let frac = ns % scale;
+            if frac == 0 {
+                return format!("{whole} {unit}");
+            }
+            let digits = scale.ilog10() as usize;
+            let mut f = format!("{frac:0digits$}");
+            f.truncate(3);
+            let f = f.trim_end_matches('0');
+            if f.is_empty() {
+                return format!("{whole} {unit}");
+            }
+            return format!("{whole}.{f} {unit}");
+        }
+    }
+    format!("{ns} ns")
+}
+
 /// Formats nanoseconds so that [`parse_duration`] gives them back exactly.
 pub fn format_duration(ns: u64) -> String {
     format_with(ns, DURATION_UNITS, " ")

@@ -30,6 +30,7 @@ fn verdict_value(v: Verdict) -> &'static str {
 fn task_verdict_value(v: TaskVerdict) -> &'static str {
     match v {
         TaskVerdict::MeetsDeadline => "meets-deadline",
+        TaskVerdict::MeetsDeadlineIf => "meets-deadline-if",
         TaskVerdict::MissesDeadline => "misses-deadline",
         TaskVerdict::BoundedTardiness => "bounded-tardiness",
         TaskVerdict::UnboundedTardiness => "unbounded-tardiness",
@@ -270,6 +271,13 @@ impl PyTaskReport {
     #[getter]
     fn tardiness(&self) -> Option<Time> {
         self.0.tardiness
+    }
+
+    /// Verdict `meets-deadline-if`: the failing tasks whose deadlines the
+    /// bound assumes met.
+    #[getter]
+    fn depends_on(&self) -> Vec<String> {
+        self.0.depends_on.clone()
     }
     /// The inflated cost the verdict used (seed 000 App. B), ns.
     #[getter]

@@ -80,7 +80,7 @@ pub fn longest_sum(values: &[Time], n: u64) -> Time {
 }
 
 /// A request-counted wait and the CPU time inside it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CountedWait {
     /// How many holds can be ahead.
     pub ahead: u64,
@@ -89,6 +89,8 @@ pub struct CountedWait {
     /// The most CPU time those holds can contain (the `ahead` largest CPU
     /// parts; it runs while the waiter waits, at its priority or above).
     pub cpu: Time,
+    /// Which of the `others` the wait counts (indices, longest first).
+    pub from: Vec<usize>,
 }
 
 /// The wait of a request that finds at most `ahead` of the other tasks'
@@ -97,10 +99,14 @@ pub struct CountedWait {
 pub fn wait_bound(others: &[(Time, Time)], ahead: u64) -> CountedWait {
     let holds: Vec<Time> = others.iter().map(|o| o.0).collect();
     let cpus: Vec<Time> = others.iter().map(|o| o.1).collect();
+    let mut order: Vec<usize> = (0..others.len()).collect();
+    order.sort_by(|&a, &b| others[b].0.cmp(&others[a].0).then(a.cmp(&b)));
+    order.truncate(ahead.min(others.len() as u64) as usize);
     CountedWait {
         ahead: ahead.min(others.len() as u64),
         wait: longest_sum(&holds, ahead),
         cpu: longest_sum(&cpus, ahead),
+        from: order,
     }
 }
 
@@ -146,6 +152,7 @@ mod tests {
         assert_eq!(w.wait, 18);
         assert_eq!(w.cpu, 7);
         assert_eq!(w.ahead, 2);
+        assert_eq!(w.from, vec![0, 1]);
         // Nobody else: no wait.
         assert_eq!(wait_bound(&[], 3), CountedWait::default());
     }

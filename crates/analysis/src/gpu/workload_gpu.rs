@@ -122,6 +122,9 @@ pub struct GpuTaskReport {
     /// may wait for. It runs at this task's priority (the holders inherit
     /// it), so it is charged as this task's CPU demand on the tasks below.
     pub wait_cpu: Option<Time>,
+    /// Suspension-aware method: the tasks whose holds the GPU wait counts
+    /// (workload indices, longest hold first).
+    pub wait_behind: Vec<usize>,
 }
 
 impl GpuTaskReport {
@@ -408,6 +411,7 @@ pub fn analyze_gpus_with(
                 hold: None,
                 hold_cpu: None,
                 wait_cpu: None,
+                wait_behind: Vec::new(),
             }
         };
         if g == 0 {
@@ -466,12 +470,14 @@ pub fn analyze_gpus_with(
                 };
                 for (pos, &(i, own)) in works.iter().enumerate() {
                     let gpu_slot = pos % d.gpus.len();
-                    let queue: Vec<(Time, Time)> = works
+                    let sharing: Vec<(usize, Time)> = works
                         .iter()
                         .enumerate()
                         .filter(|&(q, &(j, _))| q % d.gpus.len() == gpu_slot && j != i)
-                        .map(|(_, &(j, own))| hold(j, own))
+                        .map(|(_, &jw)| jw)
                         .collect();
+                    let queue: Vec<(Time, Time)> =
+                        sharing.iter().map(|&(j, own)| hold(j, own)).collect();
                     let wk = own_work_shared(w, &w.tasks[i], false, false, bus);
                     let mut r = base(i);
                     r.allocator = format!(
@@ -494,6 +500,7 @@ pub fn analyze_gpus_with(
                         r.token_blocking = Some(counted.wait);
                         r.requests_ahead = Some(counted.ahead);
                         r.wait_cpu = Some(counted.cpu);
+                        r.wait_behind = counted.from.iter().map(|&k| sharing[k].0).collect();
                         (r.hold, r.hold_cpu) = (Some(hold(i, own).0), Some(hold(i, own).1));
                     } else {
                         let lens: Vec<Time> = queue.iter().map(|q| q.0).collect();
@@ -726,14 +733,13 @@ fn gpusync_bounds(
             r.engine_blocking = Some(b.engine_blocking);
             r.token_hold_time = Some(b.token_hold_time);
             if aware {
-                let others: Vec<(Time, Time)> = (0..holds.len())
-                    .filter(|&j| j != pos)
-                    .map(|j| holds[j])
-                    .collect();
+                let other: Vec<usize> = (0..holds.len()).filter(|&j| j != pos).collect();
+                let others: Vec<(Time, Time)> = other.iter().map(|&j| holds[j]).collect();
                 let counted = wait::wait_bound(&others, ahead);
                 r.token_blocking = Some(counted.wait);
                 r.requests_ahead = Some(counted.ahead);
                 r.wait_cpu = Some(counted.cpu);
+                r.wait_behind = counted.from.iter().map(|&k| members[other[k]]).collect();
                 (r.hold, r.hold_cpu) = (Some(holds[pos].0), Some(holds[pos].1));
             }
         }
