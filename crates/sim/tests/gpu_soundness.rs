@@ -11,7 +11,7 @@
 //! placement of the same charges); engine locks on whenever ρ > 1 (without
 //! them the analysis reports no bound).
 //!
-//! `RTGPU_GPU_SOUNDNESS_N` workloads (default 2,500); the long run:
+//! `RTGPU_GPU_SOUNDNESS_N` workloads (default 10,000); the long run:
 //! `RTGPU_GPU_SOUNDNESS_N=200000 cargo test --release -p rtgpu-sim --test gpu_soundness`.
 //!
 //! `RTGPU_GPU_SOUNDNESS_OVERHEADS=1` gives every workload seed 000's Table
@@ -296,12 +296,12 @@ fn check_response_and_wait(
     }
 }
 
-/// `RTGPU_GPU_SOUNDNESS_N`, 2,500 unless set.
+/// `RTGPU_GPU_SOUNDNESS_N`, 10,000 unless set.
 fn count() -> u64 {
     std::env::var("RTGPU_GPU_SOUNDNESS_N")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(2_500)
+        .unwrap_or(10_000)
 }
 
 /// Periods 4 times as long at half the WCET (each interrupt may wait two
