@@ -219,3 +219,20 @@ def test_reservation_property() -> None:
         "r.toml",
     )
     assert w.tasks[0].reservation is True
+
+
+def test_analyze_method_suspension_aware_or_oblivious() -> None:
+    w = rtgpu.load_workload(EXAMPLES / "perception-1gpu.toml")
+    aware = w.analyze()
+    oblivious = w.analyze(method="oblivious")
+    # The demo: the suspension-aware analysis bounds every task, the seeds'
+    # suspension-oblivious one does not (its GPU wait alone exceeds the
+    # cameras' periods).
+    assert aware.verdict == Verdict.SCHEDULABLE
+    assert oblivious.verdict == Verdict.NOT_SCHEDULABLE
+    cam = next(t for t in aware.tasks if t.name == "camera-front")
+    assert cam.verdict == TaskVerdict.MEETS_DEADLINE
+    assert cam.response_time is not None and cam.response_time < cam.deadline
+    assert cam.depends_on == []
+    with pytest.raises(ValueError, match="method"):
+        w.analyze(method="psychic")

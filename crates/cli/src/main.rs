@@ -63,11 +63,8 @@ enum Command {
         /// latency report --export-overheads`) instead of the workload's.
         #[arg(long, value_name = "FILE")]
         overheads: Option<PathBuf>,
-        /// How GPU-using tasks are analysed: `aware` (default: GPU waits
-        /// and GPU time are suspensions, waits counted per request) or
-        /// `oblivious` (the seeds' bounds, waits and GPU time as CPU demand).
-        #[arg(long, value_name = "METHOD", default_value = "aware", value_parser = ["aware", "oblivious"])]
-        method: String,
+        #[arg(long, value_enum, default_value_t = MethodArg::Aware)]
+        method: MethodArg,
     },
     /// Run the workload in virtual time with the policy core and report
     /// per-task response times, misses, blocking, priority inversions and
@@ -207,7 +204,7 @@ fn main() -> ExitCode {
             plan,
             overheads,
             method,
-        } => run_analyze(&file, json, plan.as_deref(), overheads.as_deref(), &method),
+        } => run_analyze(&file, json, plan.as_deref(), overheads.as_deref(), method),
         Command::Latency(cmd) => latency::run(cmd),
         Command::Simulate(args) => simulate::run(&args),
         Command::Run {
@@ -277,12 +274,33 @@ fn main() -> ExitCode {
     }
 }
 
+/// `--method`: how GPU-using tasks are analysed (and, for `simulate`,
+/// whose placement and priorities run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum MethodArg {
+    /// Suspension-aware (default): GPU waits counted per request, GPU wait
+    /// and GPU time suspend the task rather than count as CPU demand.
+    Aware,
+    /// The seeds' suspension-oblivious analysis (seed 000 App. A-B, seed
+    /// 004 App. A): GPU wait and GPU time count as CPU demand.
+    Oblivious,
+}
+
+impl From<MethodArg> for Method {
+    fn from(m: MethodArg) -> Method {
+        match m {
+            MethodArg::Aware => Method::Aware,
+            MethodArg::Oblivious => Method::Oblivious,
+        }
+    }
+}
+
 fn run_analyze(
     file: &std::path::Path,
     json: bool,
     plan_out: Option<&std::path::Path>,
     overheads: Option<&std::path::Path>,
-    method: &str,
+    method: MethodArg,
 ) -> ExitCode {
     let mut workload = match rtgpu_model::load_workload(file) {
         Ok(w) => w,
@@ -301,11 +319,7 @@ fn run_analyze(
         }
     }
     let extra = Extra {
-        method: if method == "oblivious" {
-            Method::Oblivious
-        } else {
-            Method::Aware
-        },
+        method: method.into(),
         ..Extra::default()
     };
     let (report, plan) = analyze_with(&workload, &extra);

@@ -53,6 +53,10 @@ pub struct SimulateArgs {
     drain: bool,
     #[command(flatten)]
     klmirqd: crate::run::KlmirqdArgs,
+    /// The analysis method whose placement, priorities and bounds the run
+    /// uses (see `rtgpu analyze --method`).
+    #[arg(long, value_enum, default_value_t = crate::MethodArg::Aware)]
+    method: crate::MethodArg,
 }
 
 const EXIT_OK: u8 = 0;
@@ -83,6 +87,7 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
         shift_tardy: a.shift_tardy,
         record_jobs: a.csv.is_some(),
         trace: a.trace.is_some(),
+        method: a.method.into(),
         ..SimConfig::default()
     };
     let setup = (|| -> Result<(), String> {
@@ -118,10 +123,7 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
     };
     // Analysis bounds beside the observations, with klmirqd's independent
     // servers charged as the simulator runs them.
-    let extra = match cfg.klmirqd {
-        rtgpu_sim::Klmirqd::Independent(s) => rtgpu_analysis::workload::klmirqd_independent(&w, s),
-        rtgpu_sim::Klmirqd::Dependent => rtgpu_analysis::workload::Extra::default(),
-    };
+    let extra = rtgpu_sim::analysis_extra(&w, &cfg);
     let (report, _) = rtgpu_analysis::workload::analyze_with(&w, &extra);
     let bounds: Vec<Option<u64>> = report.tasks.iter().map(|t| t.response_time).collect();
     if a.json {

@@ -272,9 +272,29 @@ impl PyWorkload {
     }
 
     /// Schedulability analysis according to the workload's policy (what
-    /// `rtgpu analyze` prints). Runs without the GIL.
-    fn analyze(&self, py: Python<'_>) -> PyReport {
-        PyReport::new(self.analysis(py).0.clone())
+    /// `rtgpu analyze` prints). `method`: `"aware"` (default, the
+    /// suspension-aware GPU analysis) or `"oblivious"` (the seeds'
+    /// suspension-oblivious one, `rtgpu analyze --method oblivious`). Runs
+    /// without the GIL.
+    #[pyo3(signature = (*, method = "aware"))]
+    fn analyze(&self, py: Python<'_>, method: &str) -> PyResult<PyReport> {
+        match method {
+            "aware" => Ok(PyReport::new(self.analysis(py).0.clone())),
+            "oblivious" => {
+                let extra = rtgpu_analysis::workload::Extra {
+                    method: rtgpu_analysis::gpu::Method::Oblivious,
+                    ..Default::default()
+                };
+                let (report, _) =
+                    py.detach(|| rtgpu_analysis::workload::analyze_with(&self.workload, &extra));
+                Ok(PyReport::new(report))
+            }
+            other => Err(crate::args::bad_choice(
+                "method",
+                other,
+                &["aware", "oblivious"],
+            )),
+        }
     }
 
     /// Runs the workload in virtual time (what `rtgpu simulate` runs) and

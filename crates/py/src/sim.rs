@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use pyo3::prelude::*;
 
 use rtgpu_analysis::server::Server;
-use rtgpu_analysis::workload::{analyze_with, klmirqd_independent, Extra};
+use rtgpu_analysis::workload::analyze_with;
 use rtgpu_analysis::Time;
 use rtgpu_model::Workload;
 use rtgpu_sim::{Klmirqd, Releases, Scenario, SimConfig, SimResult, TaskStats, UtilizationSeries};
@@ -108,10 +108,7 @@ pub(crate) fn simulate(py: Python<'_>, w: &Workload, a: &SimArgs<'_, '_>) -> PyR
     let (w, cfg) = config(w, a)?;
     let outcome = py.detach(|| {
         let result = rtgpu_sim::simulate(&w, &cfg)?;
-        let extra = match cfg.klmirqd {
-            Klmirqd::Independent(s) => klmirqd_independent(&w, s),
-            Klmirqd::Dependent => Extra::default(),
-        };
+        let extra = rtgpu_sim::analysis_extra(&w, &cfg);
         let (report, _) = analyze_with(&w, &extra);
         let bounds: Vec<Option<Time>> = report.tasks.iter().map(|t| t.response_time).collect();
         Ok::<_, rtgpu_sim::SimError>((result, bounds, extra.bottom_halves))

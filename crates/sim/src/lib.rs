@@ -41,6 +41,7 @@ use serde::Serialize;
 
 pub use rtgpu_policy::Time;
 pub use scenario::Scenario;
+pub use setup::analysis_extra;
 
 /// How jobs are released.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -85,6 +86,9 @@ pub struct SimConfig {
     /// How klmirqd threads run when the workload's interrupts are
     /// `klmirqd` (`rtgpu run --klmirqd`).
     pub klmirqd: Klmirqd,
+    /// The analysis method whose placement, priorities and bounds the run
+    /// uses (`rtgpu simulate --method`; P-FP places GPU-using tasks by it).
+    pub method: rtgpu_analysis::gpu::Method,
 }
 
 /// klmirqd's two modes (seed 000 §III).
@@ -116,6 +120,7 @@ impl Default for SimConfig {
             trace: false,
             buckets: 100,
             klmirqd: Klmirqd::Dependent,
+            method: rtgpu_analysis::gpu::Method::Aware,
         }
     }
 }

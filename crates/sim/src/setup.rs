@@ -125,6 +125,21 @@ pub(crate) fn fixed_irq_key(p: u8, edf: bool) -> u64 {
     2 * (99 - p) + 1
 }
 
+/// What the analysis that places and bounds a simulation of `w` under
+/// `cfg` charges beyond the tasks: klmirqd's independent servers as the
+/// simulator runs them, and `cfg`'s method. The simulator places tasks by
+/// it; front ends print its bounds beside the observations.
+pub fn analysis_extra(w: &Workload, cfg: &SimConfig) -> Extra {
+    let extra = match cfg.klmirqd {
+        Klmirqd::Independent(server) => klmirqd_independent(w, server),
+        Klmirqd::Dependent => Extra::default(),
+    };
+    Extra {
+        method: cfg.method,
+        ..extra
+    }
+}
+
 pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
     if w.tasks.is_empty() {
         return Err(SimError(format!("{}: no tasks to simulate", w.name)));
@@ -138,20 +153,14 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
     // placement of the workload's CPU view (GPU sections dropped) is used.
     // klmirqd's independent servers are charged as `rtgpu run` charges them
     // (the placement may depend on them).
-    let extra = match cfg.klmirqd {
-        Klmirqd::Independent(server) => {
-            let extra = klmirqd_independent(w, server);
-            if extra.bottom_halves.is_none() {
-                notes.push(
-                    "klmirqd's independent mode asked for, but the workload's interrupts are \
-                     not `klmirqd` or no task uses a GPU: no server runs"
-                        .into(),
-                );
-            }
-            extra
-        }
-        Klmirqd::Dependent => Extra::default(),
-    };
+    let extra = analysis_extra(w, cfg);
+    if matches!(cfg.klmirqd, Klmirqd::Independent(_)) && extra.bottom_halves.is_none() {
+        notes.push(
+            "klmirqd's independent mode asked for, but the workload's interrupts are not \
+             `klmirqd` or no task uses a GPU: no server runs"
+                .into(),
+        );
+    }
     let (mut report, mut plan) = analyze_with(w, &extra);
     // A task the GPU-aware analysis leaves without a placement sends the
     // simulator to the CPU view's placement, except under P-FP when only
