@@ -20,8 +20,9 @@ pub(super) struct Cx<'a> {
     /// Per workload task: its GPU analysis (None for CPU-only tasks).
     pub(super) gpu: &'a [Option<GpuTaskReport>],
     pub(super) method: InterruptMethod,
-    /// How GPU-using tasks are analysed ([`Method`]).
-    pub(super) suspension: Method,
+    /// Whether the suspension-aware test decides for the GPU-using tasks
+    /// ([`aware_test_applies`]).
+    pub(super) aware: bool,
     /// Bandwidth servers charged above every task on every core.
     pub(super) servers: &'a [Server],
     /// The server that runs every GPU's bottom halves (klmirqd's
@@ -131,39 +132,51 @@ pub(super) fn inflated_tasks(
     (tasks, charges)
 }
 
-impl Cx<'_> {
-    /// Whether the suspension-aware fixed-priority tests apply: the
-    /// method asks for them, and no GPU's bottom halves can run at another
-    /// holder's priority (klmirqd or PAI with ρ > 1 run a GPU's bottom
-    /// halves, a co-holder's included, at the highest effective priority
-    /// among its token holders, which no job's CPU demand accounts for).
-    pub(super) fn aware(&self, notes: &mut Vec<String>) -> bool {
-        if self.suspension != Method::Aware || !self.w.tasks.iter().any(|t| t.uses_gpu()) {
-            return false;
-        }
-        let shared_threads = self.w.policy.tokens() > 1
-            && matches!(self.method, InterruptMethod::Klmirqd | InterruptMethod::Pai)
-            && self.bottom_halves.is_none();
-        if shared_threads {
-            let note = format!(
-                "suspension-aware test not applied: with ρ = {} and {} bottom halves, a GPU's \
-                 bottom halves (a co-holder's too) run at the highest priority among its token \
-                 holders, which no task's CPU demand accounts for; the suspension-oblivious test \
-                 decides (on request-counted GPU waits)",
-                self.w.policy.tokens(),
-                self.method.name()
-            );
-            if !notes.contains(&note) {
-                notes.push(note);
-            }
-        }
-        !shared_threads
+/// Whether the suspension-aware test decides for `w`'s GPU-using tasks
+/// under `method`: it is asked for, the scheduler is fixed priority (C-FP,
+/// G-FP, P-FP; EDF's tardiness test stays suspension-oblivious, on
+/// request-counted waits), and no GPU's bottom halves can run at another
+/// holder's priority (klmirqd or PAI with ρ > 1 run a GPU's bottom halves,
+/// a co-holder's included, at the highest effective priority among its
+/// token holders, which no job's CPU demand accounts for; a note says so).
+pub(super) fn aware_test_applies(
+    w: &Workload,
+    method: Method,
+    interrupts: InterruptMethod,
+    bottom_halves: Option<Server>,
+    notes: &mut Vec<String>,
+) -> bool {
+    let edf = matches!(
+        w.policy.cpu_scheduler,
+        rtgpu_model::CpuScheduler::ClusteredEdf | rtgpu_model::CpuScheduler::GlobalEdf
+    );
+    if method != Method::Aware || edf || !w.tasks.iter().any(|t| t.uses_gpu()) {
+        return false;
     }
+    let shared_threads = w.policy.tokens() > 1
+        && matches!(interrupts, InterruptMethod::Klmirqd | InterruptMethod::Pai)
+        && bottom_halves.is_none();
+    if shared_threads {
+        let note = format!(
+            "suspension-aware test not applied: with ρ = {} and {} bottom halves, a GPU's \
+             bottom halves (a co-holder's too) run at the highest priority among its token \
+             holders, which no task's CPU demand accounts for; the suspension-oblivious test \
+             decides (on request-counted GPU waits)",
+            w.policy.tokens(),
+            interrupts.name()
+        );
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+    !shared_threads
+}
 
+impl Cx<'_> {
     /// Workload task `i`'s analysis costs: (CPU demand, suspension) under
-    /// the suspension-aware tests, (inflated cost, 0) otherwise.
-    pub(super) fn costs(&self, i: usize, charges: &Charges, aware: bool) -> (Time, Time) {
-        match (&self.gpu[i], aware) {
+    /// the suspension-aware test, (inflated cost, 0) otherwise.
+    pub(super) fn costs(&self, i: usize, charges: &Charges) -> (Time, Time) {
+        match (&self.gpu[i], self.aware) {
             (Some(g), true) => {
                 let s = g.suspension_split(charges);
                 (s.cpu, s.suspension)

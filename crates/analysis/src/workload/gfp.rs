@@ -19,7 +19,7 @@ pub(super) fn analyze_gfp(
     notes: &mut Vec<String>,
 ) -> String {
     let w = cx.w;
-    let aware = cx.aware(notes);
+    let aware = cx.aware;
     if w.policy.priority == PriorityAssignment::Audsley {
         notes.push(
             "Audsley's priority assignment is applied to uniprocessor (P-FP) analysis only; \
@@ -44,7 +44,7 @@ pub(super) fn analyze_gfp(
             .iter()
             .zip(&charges)
             .map(|(t, c)| {
-                let (cpu, suspension) = cx.costs(t.id, c, aware);
+                let (cpu, suspension) = cx.costs(t.id, c);
                 Task {
                     wcet: cpu,
                     blocking: t.blocking.saturating_add(suspension),

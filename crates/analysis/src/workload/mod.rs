@@ -67,7 +67,7 @@ pub use report::{
     TaskVerdict, Verdict,
 };
 
-use charges::{overhead_note, Cx};
+use charges::{aware_test_applies, overhead_note, Cx};
 use edf::analyze_edf;
 use gfp::analyze_gfp;
 use groups::gpu_domains;
@@ -195,22 +195,17 @@ fn analyze_tasks(w: &Workload, extra: &Extra, owners: &[DlGpuOwner]) -> (Report,
             }
             t.gpu = g.clone();
         }
+        suspension_aware =
+            aware_test_applies(w, extra.method, imethod, bottom_halves, &mut round_notes);
         let cx = Cx {
             w,
             gpu: &gpu,
             method: imethod,
-            suspension: extra.method,
+            aware: suspension_aware,
             servers: &charged,
             bottom_halves,
             owners: &owner_tasks,
         };
-        // The suspension-aware tests are the fixed-priority ones (C-FP,
-        // G-FP, P-FP); EDF's tardiness test stays suspension-oblivious (on
-        // request-counted waits).
-        suspension_aware = !matches!(
-            w.policy.cpu_scheduler,
-            CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf
-        ) && cx.aware(&mut round_notes);
         round_notes.push(overhead_note(w, imethod, suspension_aware));
         let (method, soft, cores) = match w.policy.cpu_scheduler {
             CpuScheduler::PartitionedFp => {

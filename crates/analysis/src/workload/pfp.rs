@@ -74,7 +74,7 @@ pub(super) fn analyze_pfp(
     notes: &mut Vec<String>,
 ) -> (String, Vec<CoreReport>) {
     let w = cx.w;
-    let aware = cx.aware(notes);
+    let aware = cx.aware;
     let (heur, mut method) = heuristic(w);
     if aware {
         method.push_str(
@@ -141,7 +141,7 @@ pub(super) fn analyze_pfp(
         let input: Vec<Task> = input
             .iter()
             .map(|t| {
-                let (cpu, suspension) = cx.costs(t.id, &charges[t.id], aware);
+                let (cpu, suspension) = cx.costs(t.id, &charges[t.id]);
                 Task {
                     wcet: cpu,
                     blocking: t.blocking.saturating_add(suspension),
