@@ -27,9 +27,8 @@
 //! response bound is t(W_v) with W_v the vGPU's whole backlog (every
 //! member's one-job work); its GPU *wait* is t(W_v) − W_i.
 //!
-//! A share without a period needs a replenishment period; the workload
-//! analysis uses the shortest period among the vGPU's members (documented
-//! in its report).
+//! A share without a period is a share of `rtgpu_model::Vgpu::SHARE_PERIOD`
+//! (10 ms), the replenishment period the simulator and `rtgpu run` use.
 
 use serde::Serialize;
 

@@ -810,15 +810,12 @@ fn vgpu_bounds(
             .map(longest_op)
             .max()
             .unwrap_or(0);
-        let reservation = match vg.reservation {
-            rtgpu_model::VgpuReservation::Budget { budget, period } => {
-                vgpu::Reservation { budget, period }
-            }
-            rtgpu_model::VgpuReservation::Share { ppm } => {
-                let period = same.iter().map(|&j| w.tasks[j].period).min().unwrap_or(0);
-                vgpu::Reservation::from_share(ppm, period)
-            }
-        };
+        // The budget and period the simulator's and `rtgpu run`'s vGPU
+        // scheduler replenish (a share of `Vgpu::SHARE_PERIOD`; the
+        // analysis once took a share of the members' shortest period,
+        // 20 times longer for examples/hog-vgpu.toml, than what runs).
+        let (budget, period) = vg.budget_and_period();
+        let reservation = vgpu::Reservation { budget, period };
         let (ci, co, k) = work(i);
         let own = ci + co + k;
         let b = vgpu::member_bound(reservation, own, backlog, other_op);
