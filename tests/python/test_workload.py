@@ -230,6 +230,8 @@ def test_analyze_method_suspension_aware_or_oblivious() -> None:
     # cameras' periods).
     assert aware.verdict == Verdict.SCHEDULABLE
     assert oblivious.verdict == Verdict.NOT_SCHEDULABLE
+    assert aware.suspension_aware and not oblivious.suspension_aware
+    assert aware.gpu_analysis is not None and "suspension-aware" in aware.gpu_analysis
     cam = next(t for t in aware.tasks if t.name == "camera-front")
     assert cam.verdict == TaskVerdict.MEETS_DEADLINE
     assert cam.response_time is not None and cam.response_time < cam.deadline

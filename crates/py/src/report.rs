@@ -89,6 +89,16 @@ impl PyReport {
     fn method(&self) -> &str {
         &self.0.method
     }
+    /// Whether the suspension-aware test decided for the GPU-using tasks.
+    #[getter]
+    fn suspension_aware(&self) -> bool {
+        self.0.suspension_aware
+    }
+    /// How GPU-using tasks were analysed, in words (`None` without any).
+    #[getter]
+    fn gpu_analysis(&self) -> Option<&str> {
+        self.0.gpu_analysis.as_deref()
+    }
     /// One sentence explaining the verdict.
     #[getter]
     fn reason(&self) -> &str {
