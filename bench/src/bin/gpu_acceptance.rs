@@ -46,8 +46,8 @@
 //! response over the runs, and the oblivious one's where it plans what is
 //! simulated (the simulator runs the aware analysis' placement);
 //! every accepted workload against simulated misses and against a
-//! necessary condition (`shown_infeasible`: a GPU user of a one-GPU
-//! cluster that cannot meet its deadline behind every other user's GPU
+//! necessary condition (`shown_infeasible`: a GPU user of a one-GPU pool
+//! that cannot meet its deadline behind every other user's GPU
 //! section, which sporadic releases can arrange); the share of workloads
 //! that condition does not rule out is written too (`not-shown-infeasible`),
 //! and of those that neither miss in simulation nor are ruled out
@@ -392,30 +392,31 @@ fn gpu_time(w: &Workload, g: &GpuPart) -> u64 {
 }
 
 /// Whether `w` is shown infeasible under its policy whatever the analysis:
-/// in a cluster with one GPU, one token (ρ = 1) and no more GPU users than
-/// cores (so the token queue is plain FIFO under GPUSync's R²DGLP, whose
-/// FIFO queues hold ⌈m/k⌉ ≥ the users), the other users of the GPU may all
-/// request it just before a job of task i does (sporadic releases allow
-/// it), and that job then waits for every one of their GPU sections before
-/// its own. A job runs its CPU work, its wait and its own GPU section one
-/// after the other, so if C_i + Σ_j G_j (all users, i included) > D_i,
-/// some legal release pattern makes task i miss: no sound analysis can
-/// accept `w`. G_j is the kernels and copies alone (no interrupt or other
-/// overheads), so the test is weaker than the truth.
+/// in a GPU pool (`Workload::gpu_pools`: a cluster's GPUs, or every GPU
+/// under a global scheduler) of one GPU, one token (ρ = 1) and no more GPU
+/// users than its cores (so the token queue is plain FIFO under GPUSync's
+/// R²DGLP, whose FIFO queues hold ⌈m/k⌉ ≥ the users), the other users of
+/// the GPU may all request it just before a job of task i does (sporadic
+/// releases allow it), and that job then waits for every one of their GPU
+/// sections before its own. A job runs its CPU work, its wait and its own
+/// GPU section one after the other, so if C_i + Σ_j G_j (all users, i
+/// included) > D_i, some legal release pattern makes task i miss: no sound
+/// analysis can accept `w`. G_j is the kernels and copies alone (no
+/// interrupt or other overheads), so the test is weaker than the truth.
 fn shown_infeasible(w: &Workload) -> bool {
     if w.policy.tokens() != 1 {
         return false;
     }
-    w.platform.clusters.iter().enumerate().any(|(c, cl)| {
-        if cl.gpus.len() != 1 {
+    w.gpu_pools().iter().enumerate().any(|(pool, p)| {
+        if p.gpus.len() != 1 {
             return false;
         }
         let users: Vec<&Task> = w
             .tasks
             .iter()
-            .filter(|t| t.cluster == Some(c) && t.uses_gpu())
+            .filter(|t| t.uses_gpu() && t.cluster.map(|c| w.gpu_pool_of(c)) == Some(pool))
             .collect();
-        if users.len() > cl.cores as usize {
+        if users.len() > p.cores as usize {
             return false;
         }
         let all: u64 = users
@@ -556,7 +557,7 @@ fn run_one(w: &Workload, sim_seed: u64, a: &Args) -> Outcome {
         let accepted = report.verdict == Verdict::Schedulable;
         if accepted && !o.possible {
             o.accepted_missed[m] = Some(format!(
-                "{} ({}, {}): accepted, but shown infeasible (a GPU user of a 1-GPU cluster \
+                "{} ({}, {}): accepted, but shown infeasible (a GPU user of a one-GPU pool \
                  misses behind every other user's GPU section)",
                 w.name,
                 report.scheduler,
