@@ -29,6 +29,12 @@ STYLES: dict[str, tuple[str, str, str, str]] = {
     "sim-no-miss": ("simulator: no miss observed", "0.55", "s", "--"),
     "upper-reference": ("no miss observed, not shown infeasible", "black", "D", ":"),
     "aware": ("suspension-aware analysis", "tab:blue", "o", "-"),
+    "aware-best-setting": (
+        "suspension-aware, best GPU allocator and rho (rtgpu analyze's suggestion)",
+        "tab:green",
+        "^",
+        "-.",
+    ),
     "oblivious": ("suspension-oblivious analysis (seeds)", "tab:red", "v", "-"),
 }
 SCHEDULER_ORDER = ["C-FP", "G-FP", "P-FP", "C-EDF", "G-EDF"]
@@ -96,9 +102,9 @@ def plot(data: dict[str, dict[str, list[Point]]], out: Path, title: str) -> None
         ax.grid(True, alpha=0.3)
     axes[0][0].set_ylabel("workloads accepted / without a miss (%)")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False, fontsize=8.5)
+    fig.legend(handles, labels, loc="lower center", ncol=3, frameon=False, fontsize=8.5)
     fig.suptitle(title, fontsize=11)
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=130)
     plt.close(fig)
