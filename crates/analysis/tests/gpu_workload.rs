@@ -533,3 +533,72 @@ period = "5 ms"
         .any(|n| n.contains("could not place 1 task(s): too-big: misses its deadline")));
     assert_eq!(r.verdict, Verdict::NotSchedulable);
 }
+
+/// `static-priority`: one token queue per GPU ordered by priority (DM
+/// here). A request waits for one less urgent hold and for every more
+/// urgent request issued before it is granted, ⌈(B + D_j)/T_j⌉ of task j
+/// in a wait B. Holds (no overheads): a 3 ms, b 5 ms, c 2 ms.
+#[test]
+fn static_priority_counts_more_urgent_requests_per_window() {
+    let r = run_aware(
+        r#"
+[platform]
+cores = 4
+[[platform.gpu]]
+name = "g0"
+[overheads]
+base = "zero"
+[policy]
+cpu_scheduler = "C-FP"
+gpu_allocator = "static-priority"
+tokens_per_gpu = 1
+[[task]]
+name = "a"
+wcet = "1 ms"
+period = "50 ms"
+gpu = { kernels = ["3 ms"] }
+[[task]]
+name = "b"
+wcet = "1 ms"
+period = "60 ms"
+gpu = { kernels = ["5 ms"] }
+[[task]]
+name = "c"
+wcet = "1 ms"
+period = "70 ms"
+gpu = { kernels = ["2 ms"] }
+"#,
+    );
+    let wait = |n: &str| task(&r, n).gpu.as_ref().and_then(|g| g.token_blocking);
+    // a: the longest less urgent hold, b's 5 ms.
+    assert_eq!(wait("a"), Some(5 * MS));
+    // b: c's 2 ms, then a: B = 2 + ⌈(B + 50)/50⌉·3 = 8 ms.
+    assert_eq!(wait("b"), Some(8 * MS));
+    // c: B = ⌈(B + 50)/50⌉·3 + ⌈(B + 60)/60⌉·5 = 16 ms.
+    assert_eq!(wait("c"), Some(16 * MS));
+    // Under P-FP the queue would compare per-core ranks: no bound.
+    let p = run_aware(
+        r#"
+[platform]
+cores = 2
+[[platform.gpu]]
+name = "g0"
+[overheads]
+base = "zero"
+[policy]
+cpu_scheduler = "P-FP"
+gpu_allocator = "static-priority"
+tokens_per_gpu = 1
+[[task]]
+name = "a"
+wcet = "1 ms"
+period = "50 ms"
+gpu = { kernels = ["3 ms"] }
+"#,
+    );
+    let g = p.tasks[0].gpu.as_ref().expect("gpu");
+    assert!(g
+        .unbounded_because
+        .as_deref()
+        .is_some_and(|w| w.contains("C-FP and G-FP")));
+}

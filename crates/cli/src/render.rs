@@ -243,8 +243,8 @@ fn gpu_sections(o: &mut String, r: &Report) {
             o,
             "\nGPU use (wait bounds: {})",
             if aware {
-                "request-counted: the longest holds of the other tasks that can be ahead, each \
-                 once; vGPU members seed 001"
+                "request-counted, the other tasks' own holds that can be ahead of a request \
+                 (docs/analyses.md); vGPU members seed 001"
             } else {
                 "seed 000 App. A, seed 004 App. A, vGPU"
             }

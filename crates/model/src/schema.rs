@@ -76,7 +76,13 @@ pub(crate) const PARTITIONINGS: &[&str] = &[
 ];
 pub(crate) const SORT_ORDERS: &[&str] = &["decreasing-utilization", "decreasing-size"];
 pub(crate) const PRIORITIES: &[&str] = &["DM", "RM", "Audsley"];
-pub(crate) const GPU_ALLOCATORS: &[&str] = &["static", "k-fmlp", "gpusync", "gpusync-affinity"];
+pub(crate) const GPU_ALLOCATORS: &[&str] = &[
+    "static",
+    "static-priority",
+    "k-fmlp",
+    "gpusync",
+    "gpusync-affinity",
+];
 pub(crate) const PEER_COPIES: &[&str] = &["dgl", "nested"];
 pub(crate) const ENGINE_HANDOFFS: &[&str] = &["completion", "device"];
 pub(crate) const INTERRUPT_MODES: &[&str] = &["slih", "pai", "klmirqd"];

@@ -254,8 +254,22 @@ pub enum PriorityAssignment {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum GpuAllocator {
     Static,
+    /// Static assignment with each GPU's token queue ordered by the
+    /// requesting job's scheduling priority (FIFO among equals) instead of
+    /// arrival: a waiting request is passed only by more urgent ones.
+    StaticPriority,
     KFmlp,
-    GpuSync { affinity: bool },
+    GpuSync {
+        affinity: bool,
+    },
+}
+
+impl GpuAllocator {
+    /// Whether each task's GPU is fixed (round robin in file order over
+    /// its pool's GPUs).
+    pub fn is_static(self) -> bool {
+        matches!(self, GpuAllocator::Static | GpuAllocator::StaticPriority)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

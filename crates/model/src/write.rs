@@ -187,6 +187,7 @@ fn write_policy(o: &mut String, p: &Policy) -> std::fmt::Result {
     writeln!(o, "priority = \"{priority}\"")?;
     let allocator = match p.gpu_allocator {
         GpuAllocator::Static => "static",
+        GpuAllocator::StaticPriority => "static-priority",
         GpuAllocator::KFmlp => "k-fmlp",
         GpuAllocator::GpuSync { affinity: false } => "gpusync",
         GpuAllocator::GpuSync { affinity: true } => "gpusync-affinity",

@@ -33,8 +33,13 @@ use crate::{JobId, Prio, Time};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueRule {
     Static,
+    /// [`QueueRule::Static`] with each queue ordered by priority (FIFO
+    /// among equal priorities) instead of arrival.
+    StaticPriority,
     LAware,
-    LOblivious { max_hold: Time },
+    LOblivious {
+        max_hold: Time,
+    },
     EarliestCompletion,
     ShortestQueue,
 }
@@ -206,7 +211,7 @@ impl TokenAllocator {
     fn wait(&self, q: &Queue, now: Time) -> Time {
         let count = q.len() as u64;
         match self.cfg.rule {
-            QueueRule::Static | QueueRule::ShortestQueue => count,
+            QueueRule::Static | QueueRule::StaticPriority | QueueRule::ShortestQueue => count,
             QueueRule::LOblivious { max_hold } => max_hold.saturating_mul(count),
             // seed 000 App. A: wait_x(t) = Σ_{R_j ∈ FIFO_x} l_j, the holder's
             // whole l included (a worst case, not an estimate of what is
@@ -229,9 +234,9 @@ impl TokenAllocator {
         if self.cfg.rule == QueueRule::EarliestCompletion {
             return self.choose_earliest(r, now);
         }
-        let rule = self.cfg.rule;
+        let fixed = matches!(self.cfg.rule, QueueRule::Static | QueueRule::StaticPriority);
         self.least(r, |q| {
-            (rule != QueueRule::Static || q.gpu == r.static_gpu).then(|| self.wait(q, now))
+            (!fixed || q.gpu == r.static_gpu).then(|| self.wait(q, now))
         })
     }
 
@@ -315,7 +320,13 @@ impl TokenAllocator {
             q.holder = Some(entry);
             Decision::Granted { gpu, token }
         } else {
-            q.waiting.push_back(entry);
+            if self.cfg.rule == QueueRule::StaticPriority {
+                // Behind every waiter at least as urgent (smaller key).
+                let at = q.waiting.partition_point(|e| e.prio <= entry.prio);
+                q.waiting.insert(at, entry);
+            } else {
+                q.waiting.push_back(entry);
+            }
             Decision::Queued { gpu, token }
         }
     }
@@ -430,12 +441,19 @@ impl TokenAllocator {
     /// Update the priority a queued or holding request carries (EDF jobs
     /// keep theirs; FP hosts call this when inheritance changes a base).
     pub fn set_priority(&mut self, job: JobId, prio: Prio) {
+        let ordered = self.cfg.rule == QueueRule::StaticPriority;
         for q in &mut self.queues {
             if let Some(h) = q.holder.as_mut().filter(|e| e.job == job) {
                 h.prio = prio;
             }
+            let mut changed = false;
             for e in q.waiting.iter_mut().filter(|e| e.job == job) {
                 e.prio = prio;
+                changed = true;
+            }
+            if ordered && changed {
+                // Stable: FIFO among equal priorities stays.
+                q.waiting.make_contiguous().sort_by_key(|e| e.prio);
             }
         }
     }
@@ -718,6 +736,51 @@ mod tests {
         assert_eq!(a.request(&r, 0), Decision::Granted { gpu: 2, token: 2 });
         r.job = 2;
         assert_eq!(a.request(&r, 0), Decision::Queued { gpu: 2, token: 2 });
+    }
+
+    #[test]
+    fn static_priority_queue_serves_the_most_urgent_waiter_first() {
+        let mut a = TokenAllocator::new(
+            Config {
+                gpus: 1,
+                tokens_per_gpu: 1,
+                rule: QueueRule::StaticPriority,
+                stealing: false,
+                queue_cap: usize::MAX,
+            },
+            Vec::new(),
+            CostPredictor::default(),
+        );
+        // Holder 1; then waiters 2 (prio 5), 3 (prio 9), 4 (prio 2), 5 (prio 5).
+        assert!(matches!(
+            a.request(&req(1, 7, 10), 0),
+            Decision::Granted { .. }
+        ));
+        for (job, prio) in [(2, 5), (3, 9), (4, 2), (5, 5)] {
+            assert!(matches!(
+                a.request(&req(job, prio, 10), 0),
+                Decision::Queued { .. }
+            ));
+        }
+        // The holder inherits the most urgent waiter's priority.
+        assert_eq!(a.inherited(1), Some(2));
+        // Released in priority order, FIFO among equals: 4, 2, 5, 3.
+        let mut order = Vec::new();
+        let mut holder = 1;
+        while let Some(g) = a.release(holder, 1) {
+            order.push(g.job);
+            holder = g.job;
+        }
+        assert_eq!(order, vec![4, 2, 5, 3]);
+        // A waiter whose priority rises moves ahead (FIFO among equals).
+        let mut a = TokenAllocator::new(*a.config(), Vec::new(), CostPredictor::default());
+        a.request(&req(1, 7, 10), 0);
+        a.request(&req(2, 5, 10), 0);
+        a.request(&req(3, 9, 10), 0);
+        a.set_priority(3, 5);
+        assert_eq!(a.successor(1), Some(2));
+        a.set_priority(3, 1);
+        assert_eq!(a.successor(1), Some(3));
     }
 
     #[test]

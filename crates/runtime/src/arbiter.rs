@@ -184,8 +184,15 @@ pub enum ArbiterError {
 /// The allocator names of the client APIs (Python, C, `rtgpu daemon`) and
 /// their queue rule and request stealing: `gpusync` (earliest estimated
 /// completion, seed 004 §4.2), `shortest-queue` (R²DGLP's own choice),
-/// `k-fmlp` (l-aware R1 with R3 stealing, seed 000 App. A), `static`.
-pub const ALLOCATORS: [&str; 4] = ["gpusync", "shortest-queue", "k-fmlp", "static"];
+/// `k-fmlp` (l-aware R1 with R3 stealing, seed 000 App. A), `static`,
+/// `static-priority` (static with priority-ordered token queues).
+pub const ALLOCATORS: [&str; 5] = [
+    "gpusync",
+    "shortest-queue",
+    "k-fmlp",
+    "static",
+    "static-priority",
+];
 
 /// The queue rule and stealing of an allocator name of [`ALLOCATORS`].
 pub fn allocator(name: &str) -> Option<(QueueRule, bool)> {
@@ -194,6 +201,7 @@ pub fn allocator(name: &str) -> Option<(QueueRule, bool)> {
         "shortest-queue" => Some((QueueRule::ShortestQueue, false)),
         "k-fmlp" => Some((QueueRule::LAware, true)),
         "static" => Some((QueueRule::Static, false)),
+        "static-priority" => Some((QueueRule::StaticPriority, false)),
         _ => None,
     }
 }

@@ -6,7 +6,7 @@ use rtgpu_analysis::server::Server;
 use rtgpu_analysis::workload::{
     analyze_with, klmirqd_independent, Extra, Reservation, TaskVerdict,
 };
-use rtgpu_model::{CpuScheduler, GpuAllocator, InterruptHandling, Overheads, Workload};
+use rtgpu_model::{CpuScheduler, InterruptHandling, Overheads, Workload};
 use rtgpu_policy::engine_lock::copy_time;
 use rtgpu_policy::Time;
 
@@ -419,7 +419,7 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
     // engine (the vGPU scheduler owns it).
     for (i, t) in w.tasks.iter().enumerate() {
         if let Some(g) = &t.gpu {
-            if g.vgpu.is_none() && w.policy.gpu_allocator == GpuAllocator::Static {
+            if g.vgpu.is_none() && w.policy.gpu_allocator.is_static() {
                 let sg = tasks[i].gpu.as_ref().map_or(0, |x| x.static_gpu);
                 if w.vgpus.iter().any(|v| v.gpu == sg) {
                     return Err(SimError(format!(
@@ -435,7 +435,7 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
         && w.tasks
             .iter()
             .any(|t| t.gpu.as_ref().is_some_and(|g| g.vgpu.is_none()))
-        && w.policy.gpu_allocator != GpuAllocator::Static
+        && !w.policy.gpu_allocator.is_static()
     {
         return Err(SimError(format!(
             "{}: some GPU tasks use vGPUs and others a GPU allocator; the simulator needs \

@@ -60,10 +60,11 @@ fn random_workload(rng: &mut Rng, k: u64) -> Workload {
         });
         first += cores;
     }
-    let allocator = match rng.range(0, 3) {
+    let allocator = match rng.range(0, 4) {
         0 => GpuAllocator::Static,
         1 => GpuAllocator::KFmlp,
         2 => GpuAllocator::GpuSync { affinity: true },
+        3 => GpuAllocator::StaticPriority,
         _ => GpuAllocator::GpuSync { affinity: false },
     };
     let tokens = rng.range(1, 2) as u32;

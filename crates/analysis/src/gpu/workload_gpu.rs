@@ -293,6 +293,111 @@ fn bus_sharing(w: &Workload, d: &GpuDomain, migrations: bool) -> u64 {
         .max(1)
 }
 
+/// The GPU wait of task `i` under `static-priority` (one token queue per
+/// GPU ordered by the jobs' priorities, FIFO among equals; our derivation):
+/// a waiting request is passed only by more urgent ones, so it waits for
+/// at most one less urgent hold (the one in progress when it arrived) and
+/// for every more urgent request issued before it is granted. A more
+/// urgent task j issues at most one request per job, inside the job's
+/// window [a, a + D_j] while it meets its deadlines, so at most
+/// ⌈(B + D_j)/T_j⌉ of its requests fall in a wait of length B (the
+/// request-driven count of Patel et al., RTAS 2018, for priority-ordered
+/// queues):
+///
+/// ```text
+/// B = max_{l less urgent} H_l + Σ_{j more urgent} ⌈(B + D_j)/T_j⌉·H_j
+/// ```
+///
+/// iterated from its first term, unbounded past D_i. `sharing` gives (task,
+/// hold, CPU part of the hold) of the other users of i's GPU. Priorities
+/// are C-FP / G-FP's global deadline- or rate-monotonic order
+/// (`fp::dm_order`, `fp::rm_order`: the ranks the simulator and `rtgpu
+/// run` key requests with); one token per GPU (with more, co-holders share
+/// the GPU's engines, for which a static assignment has no charge). The
+/// bound assumes the more urgent users meet their deadlines: the report
+/// makes it conditional on them where they do not.
+fn priority_ordered_wait(
+    w: &Workload,
+    i: usize,
+    sharing: &[(usize, Time, Time)],
+) -> Result<wait::CountedWait, String> {
+    use rtgpu_model::{CpuScheduler, PriorityAssignment};
+    if !matches!(
+        w.policy.cpu_scheduler,
+        CpuScheduler::ClusteredFp | CpuScheduler::GlobalFp
+    ) {
+        return Err(
+            "priority-ordered token queues (`static-priority`) are analysed under C-FP and \
+             G-FP, whose priorities are global; under P-FP and EDF a queue would compare \
+             per-core ranks or deadlines, for which rtgpu has no bound"
+                .into(),
+        );
+    }
+    if w.policy.tokens() > 1 {
+        return Err(
+            "priority-ordered token queues (`static-priority`) are analysed with one token per \
+             GPU"
+            .into(),
+        );
+    }
+    if w.tasks.iter().any(|t| t.reservation && t.uses_gpu()) {
+        return Err(
+            "a GPU-using CPU reservation requests tokens at no fixed priority; rtgpu has no \
+             bound for priority-ordered queues beside it"
+                .into(),
+        );
+    }
+    let rm = w.policy.priority == PriorityAssignment::RateMonotonic;
+    let key = |j: usize| {
+        let t = &w.tasks[j];
+        if rm {
+            (t.period, t.deadline, j)
+        } else {
+            (t.deadline, t.period, j)
+        }
+    };
+    let (lower, higher): (Vec<_>, Vec<_>) = sharing.iter().partition(|s| key(s.0) > key(i));
+    let (mut first, mut first_cpu, mut first_task) = (0, 0, None);
+    for &&(j, h, x) in &lower {
+        if h > first {
+            (first, first_cpu, first_task) = (h, x, Some(j));
+        }
+    }
+    let limit = w.tasks[i].deadline;
+    let mut b = first;
+    loop {
+        let mut next = first as u128;
+        let mut cpu = first_cpu as u128;
+        let mut ahead = u64::from(first_task.is_some());
+        for &&(j, h, x) in &higher {
+            let t = &w.tasks[j];
+            let n = (b as u128 + t.deadline as u128).div_ceil(t.period.max(1) as u128);
+            next += n * h as u128;
+            cpu += n * x as u128;
+            ahead = ahead.saturating_add(n as u64);
+        }
+        if next > limit as u128 {
+            return Err(format!(
+                "its wait behind more urgent users of its GPU (priority-ordered queue) grows \
+                 past its deadline {}",
+                rtgpu_model::units::display_duration(limit)
+            ));
+        }
+        let next = next as Time;
+        if next == b {
+            let mut from: Vec<usize> = first_task.into_iter().collect();
+            from.extend(higher.iter().map(|s| s.0));
+            return Ok(wait::CountedWait {
+                ahead,
+                wait: b,
+                cpu: cpu.min(Time::MAX as u128) as Time,
+                from,
+            });
+        }
+        b = next;
+    }
+}
+
 /// The CPU part of task `i`'s hold under the suspension-aware method: one
 /// completion interrupt's Δth + Δbh per GPU operation (the simulator and
 /// `rtgpu run` raise one per copy chunk, kernel and migration chunk, at
@@ -444,7 +549,8 @@ pub fn analyze_gpus_with(
             continue;
         }
         match w.policy.gpu_allocator {
-            GpuAllocator::Static => {
+            GpuAllocator::Static | GpuAllocator::StaticPriority => {
+                let by_priority = w.policy.gpu_allocator == GpuAllocator::StaticPriority;
                 // The k-th of the domain's GPU users outside any vGPU, in
                 // file order, gets its GPU k mod g, as in the simulator and
                 // `rtgpu run` (a targeted search found the analysis dealing
@@ -481,13 +587,37 @@ pub fn analyze_gpus_with(
                     let wk = own_work_shared(w, &w.tasks[i], false, false, bus);
                     let mut r = base(i);
                     r.allocator = format!(
-                        "static on {} (FIFO)",
-                        w.platform.gpus[d.gpus[gpu_slot]].name
+                        "static on {} ({})",
+                        w.platform.gpus[d.gpus[gpu_slot]].name,
+                        if by_priority {
+                            "priority-ordered"
+                        } else {
+                            "FIFO"
+                        }
                     );
                     r.copy_time = wk.copy_in + wk.copy_out;
                     r.kernel_time = wk.kernels;
                     if !w.policy.engine_locks && w.policy.tokens() > 1 {
                         r.unbounded_because = Some(DRIVER_ARBITRATES.into());
+                    } else if by_priority {
+                        let sharing_holds: Vec<(usize, Time, Time)> = sharing
+                            .iter()
+                            .zip(&queue)
+                            .map(|(&(j, _), &(h, x))| (j, h, x))
+                            .collect();
+                        match priority_ordered_wait(w, i, &sharing_holds) {
+                            Ok(b) => {
+                                r.token_blocking = Some(b.wait);
+                                r.requests_ahead = Some(b.ahead);
+                                r.wait_cpu = aware.then_some(b.cpu);
+                                r.wait_behind = b.from;
+                                if aware {
+                                    (r.hold, r.hold_cpu) =
+                                        (Some(hold(i, own).0), Some(hold(i, own).1));
+                                }
+                            }
+                            Err(why) => r.unbounded_because = Some(why),
+                        }
                     } else if aware {
                         // Every other task of its GPU at most once: with
                         // ρ > 1 the shortest of the GPU's ρ queues holds at

@@ -159,6 +159,7 @@ pub fn suggest(w: &Workload, extra: &Extra, report: &Report) -> Option<Suggestio
         (GpuAllocator::GpuSync { affinity: false }, 2),
         (GpuAllocator::Static, 1),
         (GpuAllocator::Static, 2),
+        (GpuAllocator::StaticPriority, 1),
         (GpuAllocator::KFmlp, 1),
     ];
     let mut best: Option<Suggestion> = None;
@@ -180,6 +181,7 @@ pub fn suggest(w: &Workload, extra: &Extra, report: &Report) -> Option<Suggestio
                 GpuAllocator::GpuSync { affinity: true } => "gpusync-affinity",
                 GpuAllocator::GpuSync { affinity: false } => "gpusync",
                 GpuAllocator::Static => "static",
+                GpuAllocator::StaticPriority => "static-priority",
                 GpuAllocator::KFmlp => "k-fmlp",
             };
             let mut setting = format!("gpu_allocator = \"{name}\"");

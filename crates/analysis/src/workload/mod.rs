@@ -485,7 +485,9 @@ fn unbound_above_interrupt_threads(
 /// holder's cores' tasks over their deadlines where they have no bound.
 /// So a failing GPU-using task with interrupts makes every bound of its
 /// domain conditional, and under P-FP with stretched holds a failing task
-/// on a GPU holder's core makes the GPU-using tasks' bounds conditional.
+/// on a GPU holder's core makes the GPU-using tasks' bounds conditional;
+/// priority-ordered token queues count the more urgent users' requests
+/// over their deadlines too.
 fn bounds_that_depend_on_failing_tasks(
     w: &Workload,
     tasks: &mut [TaskReport],
@@ -535,6 +537,16 @@ fn bounds_that_depend_on_failing_tasks(
             .collect();
         if tasks[k].uses_gpu {
             deps.extend(on_gpu_cores.iter().copied().filter(|&i| i != k));
+            // Priority-ordered token queues count the more urgent users'
+            // requests over their deadlines (`static-priority`).
+            if w.policy.gpu_allocator == rtgpu_model::GpuAllocator::StaticPriority {
+                deps.extend((0..tasks.len()).filter(|&i| {
+                    i != k
+                        && tasks[i].uses_gpu
+                        && failing(&tasks[i])
+                        && tasks[i].cluster.or(w.tasks[i].cluster) == tasks[k].cluster
+                }));
+            }
         }
         deps.sort_unstable();
         deps.dedup();

@@ -158,6 +158,7 @@ pub(super) fn parse_policy(cx: &mut Cx, t: &Tbl) -> Policy {
             "GPU allocator",
             &[
                 ("static", GpuAllocator::Static),
+                ("static-priority", GpuAllocator::StaticPriority),
                 ("k-fmlp", GpuAllocator::KFmlp),
                 ("gpusync", GpuAllocator::GpuSync { affinity: false }),
                 ("gpusync-affinity", GpuAllocator::GpuSync { affinity: true }),

@@ -65,6 +65,7 @@ pub fn cluster_arbiters(
     let p = &w.policy;
     let rule = match p.gpu_allocator {
         GpuAllocator::Static => QueueRule::Static,
+        GpuAllocator::StaticPriority => QueueRule::StaticPriority,
         GpuAllocator::KFmlp => QueueRule::LAware,
         GpuAllocator::GpuSync { affinity: true } => QueueRule::EarliestCompletion,
         GpuAllocator::GpuSync { affinity: false } => QueueRule::ShortestQueue,

@@ -96,6 +96,7 @@ impl Engine {
             .collect();
         let rule = match s.policy.gpu_allocator {
             GpuAllocator::Static => QueueRule::Static,
+            GpuAllocator::StaticPriority => QueueRule::StaticPriority,
             GpuAllocator::KFmlp => QueueRule::LAware,
             GpuAllocator::GpuSync { affinity: true } => QueueRule::EarliestCompletion,
             GpuAllocator::GpuSync { affinity: false } => QueueRule::ShortestQueue,
