@@ -69,6 +69,16 @@ pub fn r2dglp_queue_cap(cpus: usize, tokens: usize) -> usize {
     cpus.div_ceil(tokens.max(1)).max(1)
 }
 
+/// The queue length of a pool of `cores` CPUs whose `users` tasks request
+/// its `tokens` tokens: the R²DGLP's ⌈m/k⌉ ([`r2dglp_queue_cap`]) with m
+/// the most requests that can be pending at once, one per core and one per
+/// task (a task has at most one request queued): min(cores, users). The
+/// analysis counts the requests ahead of a job from the same length
+/// (`rtgpu_analysis::gpu::wait`).
+pub fn pool_queue_cap(cores: usize, users: usize, tokens: usize) -> usize {
+    r2dglp_queue_cap(cores.min(users.max(1)), tokens)
+}
+
 /// A request for a GPU token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Request {

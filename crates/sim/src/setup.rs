@@ -72,6 +72,8 @@ pub(crate) struct GroupSetup {
     pub distance: Vec<u32>,
     /// Cores the group's GPU users run on (m of GPUSync's R²DGLP).
     pub cpus: usize,
+    /// GPU-using tasks of the group (at most one request each).
+    pub users: usize,
 }
 
 impl Setup {
@@ -323,6 +325,7 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
             gpus: pool.gpus.clone(),
             distance: Vec::new(),
             cpus: pool.cores as usize,
+            users: 0,
         })
         .collect();
     let mut gpus = Vec::new();
@@ -374,6 +377,9 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
             Some(v) => gpus[w.vgpus[v].gpu].group,
             None => w.gpu_pool_of(cluster),
         };
+        if let Some(grp) = groups.get_mut(group) {
+            grp.users += 1;
+        }
         if groups[group].gpus.is_empty() {
             return Err(SimError(format!(
                 "{}: task {} uses a GPU but its cluster {} has none",

@@ -825,13 +825,22 @@ fn gpusync_bounds(
         })
         .collect();
     let k = u64::from(cfg.rho) * u64::from(g);
+    // Every GPU-using task of the domain, as the simulator and `rtgpu run`
+    // count a pool's users (vGPU members included: a larger count only
+    // lengthens the cap).
+    let users = d.members.iter().filter(|&&i| w.tasks[i].uses_gpu()).count() as u64;
     let choice = if affinity {
         QueueChoice::EarliestUnderCap {
             tokens: k,
-            // ⌈m/k⌉, as `rtgpu_policy::token::r2dglp_queue_cap`; m here is
-            // at least the pool's cores the simulator uses, and a longer
-            // cap only counts more requests ahead.
-            cap: u64::from(d.cpus).div_ceil(k.max(1)).max(1),
+            // ⌈min(m, N)/k⌉ with N the domain's GPU users, as
+            // `rtgpu_policy::token::pool_queue_cap` (at most one request
+            // pending per core and per task); m here is at least the pool's
+            // cores the simulator and `rtgpu run` use, and a longer cap only
+            // counts more requests ahead.
+            cap: u64::from(d.cpus)
+                .min(users.max(1))
+                .div_ceil(k.max(1))
+                .max(1),
         }
     } else {
         QueueChoice::Shortest { tokens: k }

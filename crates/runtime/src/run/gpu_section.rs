@@ -61,6 +61,7 @@ pub fn cluster_arbiters(
     w: &Workload,
     apply_priorities: bool,
     pci: &[Option<String>],
+    users: &[usize],
 ) -> Vec<Option<ClusterGpus>> {
     let p = &w.policy;
     let rule = match p.gpu_allocator {
@@ -85,7 +86,8 @@ pub fn cluster_arbiters(
         .collect();
     w.gpu_pools()
         .iter()
-        .map(|c| {
+        .enumerate()
+        .map(|(pool, c)| {
             if c.gpus.is_empty() {
                 return None;
             }
@@ -107,8 +109,9 @@ pub fn cluster_arbiters(
                     tokens_per_gpu: p.tokens() as usize,
                     rule,
                     stealing: p.request_stealing(),
-                    queue_cap: rtgpu_policy::token::r2dglp_queue_cap(
+                    queue_cap: rtgpu_policy::token::pool_queue_cap(
                         c.cores as usize,
+                        users.get(pool).copied().unwrap_or(usize::MAX),
                         n * p.tokens() as usize,
                     ),
                 },
@@ -390,7 +393,7 @@ mod tests {
             ("static", 2, false, QueueRule::Static),
         ] {
             let w = workload(allocator);
-            let cs = cluster_arbiters(&w, false, &[None, None]);
+            let cs = cluster_arbiters(&w, false, &[None, None], &[]);
             let c = cs[0].as_ref().expect("a cluster with GPUs");
             let cfg = c.arbiter.token_config().expect("not poisoned");
             assert_eq!(cfg.tokens_per_gpu, tokens, "{allocator}");

@@ -309,7 +309,17 @@ fn gpus(
             .as_ref()
             .map(|b| b.devices().iter().map(|d| d.pci_bus_id.clone()).collect())
             .unwrap_or_default();
-        let mut cs = gpu_section::cluster_arbiters(workload, realtime, &pci);
+        // GPU-using tasks per pool: no more requests can be pending there.
+        let (_, pools_of) = clusters_and_pools(workload, plan);
+        let mut users = vec![0; workload.gpu_pools().len()];
+        for (t, p) in workload.tasks.iter().zip(&pools_of) {
+            if let (true, Some(p)) = (t.uses_gpu(), p) {
+                if let Some(n) = users.get_mut(*p) {
+                    *n += 1;
+                }
+            }
+        }
+        let mut cs = gpu_section::cluster_arbiters(workload, realtime, &pci, &users);
         if workload.policy.interrupts == rtgpu_model::InterruptHandling::Klmirqd {
             let server_ok = realtime || caps.deadline;
             start_completion_threads(
@@ -347,6 +357,41 @@ fn gpus(
 /// Each task thread's specification: per piece its CPUs, policy, budget
 /// and release offset; its base priority; its GPU work (cluster, backend,
 /// static GPU, vGPU); its cluster's EDF dispatcher.
+/// Each task's cluster (its own, or that of its first core; a GPU-using
+/// reservation, on every CPU, uses the GPUs of the first cluster that has
+/// any: the analysis' and the simulator's rule) and GPU pool
+/// (`Workload::gpu_pools`: its cluster's, or the one over every GPU under
+/// a global scheduler).
+fn clusters_and_pools(
+    workload: &Workload,
+    plan: &Plan,
+) -> (Vec<Option<usize>>, Vec<Option<usize>>) {
+    let clusters: Vec<Option<usize>> = workload
+        .tasks
+        .iter()
+        .zip(&plan.tasks)
+        .map(|(task, pt)| {
+            let cluster = match (pt.reservation, task.uses_gpu()) {
+                (Some(_), true) => workload.platform.first_gpu_cluster(),
+                _ => task.cluster,
+            };
+            cluster.or_else(|| {
+                let core = pt.cores.first().copied()?;
+                workload
+                    .platform
+                    .clusters
+                    .iter()
+                    .position(|c| (c.first_core..c.first_core + c.cores).contains(&core))
+            })
+        })
+        .collect();
+    let pools = clusters
+        .iter()
+        .map(|c| c.map(|c| workload.gpu_pool_of(c)))
+        .collect();
+    (clusters, pools)
+}
+
 fn task_specs(
     workload: &Workload,
     plan: &Plan,
@@ -358,35 +403,7 @@ fn task_specs(
     let (caps, core_map) = (&placement.caps, &placement.core_map);
     let (edf, realtime, reserve) = (placement.edf, placement.realtime, placement.reserve);
     let bw = workload.platform.bandwidth;
-    // Each task's cluster: its own, or that of its first core; a
-    // GPU-using reservation (on every CPU) uses the GPUs of the first
-    // cluster that has any (the analysis' and the simulator's rule).
-    let cluster_of = |task: &rtgpu_model::Task, pt: &rtgpu_analysis::workload::PlanTask| {
-        let cluster = match (pt.reservation, task.uses_gpu()) {
-            (Some(_), true) => workload.platform.first_gpu_cluster(),
-            _ => task.cluster,
-        };
-        cluster.or_else(|| {
-            let core = pt.cores.first().copied()?;
-            workload
-                .platform
-                .clusters
-                .iter()
-                .position(|c| (c.first_core..c.first_core + c.cores).contains(&core))
-        })
-    };
-    let clusters_of: Vec<Option<usize>> = workload
-        .tasks
-        .iter()
-        .zip(&plan.tasks)
-        .map(|(t, pt)| cluster_of(t, pt))
-        .collect();
-    // Each task's GPU pool (`Workload::gpu_pools`: its cluster's, or the
-    // one over every GPU under a global scheduler), an index of `clusters`.
-    let pools_of: Vec<Option<usize>> = clusters_of
-        .iter()
-        .map(|c| c.map(|c| workload.gpu_pool_of(c)))
-        .collect();
+    let (clusters_of, pools_of) = clusters_and_pools(workload, plan);
     // Static assignment: the k-th GPU-using task of a pool outside any
     // vGPU, in file order, gets the pool's GPU k mod g (the analysis' and
     // the simulator's rule).

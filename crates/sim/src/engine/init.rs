@@ -120,8 +120,9 @@ impl Engine {
                         tokens_per_gpu: s.policy.tokens() as usize,
                         rule,
                         stealing: s.policy.request_stealing(),
-                        queue_cap: token::r2dglp_queue_cap(
+                        queue_cap: token::pool_queue_cap(
                             grp.cpus,
+                            grp.users,
                             grp.gpus.len() * s.policy.tokens() as usize,
                         ),
                     },
