@@ -19,8 +19,10 @@
 //!   ([`requests_ahead`]): the fewest-requests rules give ⌊(N − 1)/k⌋ for
 //!   N users of k tokens (every queue holds at least as many as the chosen
 //!   one, and all of them are other tasks' requests); GPUSync's
-//!   earliest-completion rule joins a queue under the R²DGLP length ⌈m/k⌉
-//!   (at most ⌈m/k⌉ − 1 ahead) or, with every queue full, the shortest.
+//!   earliest-completion rule joins a queue under the R²DGLP length, in
+//!   our allocator ⌈min(m, N)/k⌉ (`rtgpu_policy::token::pool_queue_cap`:
+//!   at most one pending request per core and per task), so at most that
+//!   minus one ahead, or, with every queue full, the shortest.
 //!   Never more than N − 1.
 //! - **Which holds.** The wait is at most the sum of the `n` longest holds
 //!   of the *other* tasks, each counted once ([`longest_sum`]): the
