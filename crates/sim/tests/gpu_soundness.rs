@@ -185,6 +185,13 @@ fn random_workload(rng: &mut Rng, k: u64) -> Workload {
                 EngineHandoff::Completion
             },
             chunk_size,
+            // From k too: klmirqd, PAI and SLIH bottom halves (they differ
+            // only where overheads are injected).
+            interrupts: match (k / 3) % 3 {
+                0 => InterruptHandling::Klmirqd,
+                1 => InterruptHandling::Pai,
+                _ => InterruptHandling::Slih,
+            },
             ..Policy::default()
         },
         vgpus: Vec::new(),
