@@ -311,12 +311,16 @@ gpu = { kernels = ["2 ms"], interrupts = 1 }
         );
         assert_eq!(ib, db + wait, "{name}");
         // Its own GPU time grows by its own wait, its response bound by
-        // at least both.
+        // both, less what only the dependent mode's shared bottom-half
+        // thread (ρ = 2) costs the suspension-aware test: a Δbh for each
+        // of the other task's interrupts in its window (H = ⌈(20 + 20)/20⌉
+        // = 2, seed 000 Eq. 11) and the co-holder's Δbh before its own one
+        // operation, 90 us.
         let (dr, ir) = (
             task(&dependent, name).response_time.expect("bounded"),
             task(&independent, name).response_time.expect("bounded"),
         );
-        assert!(ir >= dr + 2 * wait, "{name}: {dr} -> {ir}");
+        assert!(ir + 90_000 >= dr + 2 * wait, "{name}: {dr} -> {ir}");
     }
     assert!(independent.notes.iter().any(|n| n
         .contains("klmirqd independent: every GPU's bottom halves run in a server")

@@ -398,19 +398,52 @@ fn priority_ordered_wait(
     }
 }
 
+/// GPU operations per job of task `i`, each with one completion interrupt
+/// (the simulator and `rtgpu run` raise one per copy chunk, kernel and
+/// migration chunk, out and in when `staged`), at least the η the file
+/// gives.
+pub(crate) fn operations(w: &Workload, i: usize, staged: bool) -> u32 {
+    w.tasks[i].gpu.as_ref().map_or(0, |g| {
+        g.interrupts
+            .max(g.operations_for(w.policy.chunk_size, staged))
+    })
+}
+
+/// Whether a GPU's bottom halves run in one thread at the highest
+/// effective priority among its ρ > 1 token holders (klmirqd's dependent
+/// mode, PAI): a co-holder's bottom half can then run at another
+/// holder's priority, and a holder's waits in that thread's FIFO behind
+/// up to ρ − 1 co-holders' (each has at most one operation, so one bottom
+/// half, pending).
+pub fn shared_bottom_half_threads(w: &Workload) -> bool {
+    w.policy.tokens() > 1
+        && matches!(
+            w.policy.interrupts,
+            rtgpu_model::InterruptHandling::Klmirqd | rtgpu_model::InterruptHandling::Pai
+        )
+}
+
 /// The CPU part of task `i`'s hold under the suspension-aware method: one
-/// completion interrupt's Δth + Δbh per GPU operation (the simulator and
-/// `rtgpu run` raise one per copy chunk, kernel and migration chunk, at
-/// least the η the file gives) and its CPU work inside the section.
+/// completion interrupt's Δth + Δbh per GPU operation ([`operations`]),
+/// with a shared bottom-half thread ([`shared_bottom_half_threads`]) up to
+/// ρ − 1 co-holders' Δbh before each, and its CPU work inside the section.
 fn hold_cpu(w: &Workload, i: usize, staged: bool) -> Time {
     let o = &w.overheads;
     let Some(g) = w.tasks[i].gpu.as_ref() else {
         return 0;
     };
-    let ops = g
-        .interrupts
-        .max(g.operations_for(w.policy.chunk_size, staged));
-    crate::overheads::mul(u64::from(ops), o.th.saturating_add(o.bh)).saturating_add(g.cpu)
+    let ops = u64::from(operations(w, i, staged));
+    let queued = if shared_bottom_half_threads(w) {
+        crate::overheads::mul(
+            ops.saturating_mul(u64::from(w.policy.tokens() - 1)),
+            o.bh,
+        )
+    } else {
+        0
+    };
+    crate::overheads::mul(ops, o.th.saturating_add(o.bh))
+        .saturating_add(queued)
+        .saturating_add(g.cpu)
 }
 
 /// A GPU holder's critical section under the k-FMLP or a static queue: its

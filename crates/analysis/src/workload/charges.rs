@@ -133,55 +133,49 @@ pub(super) fn inflated_tasks(
 }
 
 /// Whether the suspension-aware test decides for `w`'s GPU-using tasks
-/// under `method`: it is asked for, the scheduler is fixed priority (C-FP,
-/// G-FP, P-FP; EDF's tardiness test stays suspension-oblivious, on
-/// request-counted waits), and no GPU's bottom halves can run at another
-/// holder's priority (klmirqd or PAI with ρ > 1 run a GPU's bottom halves,
-/// a co-holder's included, at the highest effective priority among its
-/// token holders, which no job's CPU demand accounts for; a note says so).
-pub(super) fn aware_test_applies(
-    w: &Workload,
-    method: Method,
-    interrupts: InterruptMethod,
-    bottom_halves: Option<Server>,
-    notes: &mut Vec<String>,
-) -> bool {
+/// under `method`: it is asked for and the scheduler is fixed priority
+/// (C-FP, G-FP, P-FP; EDF's tardiness test stays suspension-oblivious, on
+/// request-counted waits).
+pub(super) fn aware_test_applies(w: &Workload, method: Method) -> bool {
     let edf = matches!(
         w.policy.cpu_scheduler,
         rtgpu_model::CpuScheduler::ClusteredEdf | rtgpu_model::CpuScheduler::GlobalEdf
     );
-    if method != Method::Aware || edf || !w.tasks.iter().any(|t| t.uses_gpu()) {
-        return false;
-    }
-    let shared_threads = w.policy.tokens() > 1
-        && matches!(interrupts, InterruptMethod::Klmirqd | InterruptMethod::Pai)
-        && bottom_halves.is_none();
-    if shared_threads {
-        let note = format!(
-            "suspension-aware test not applied: with ρ = {} and {} bottom halves, a GPU's \
-             bottom halves (a co-holder's too) run at the highest priority among its token \
-             holders, which no task's CPU demand accounts for; the suspension-oblivious test \
-             decides (on request-counted GPU waits)",
-            w.policy.tokens(),
-            interrupts.name()
-        );
-        if !notes.contains(&note) {
-            notes.push(note);
-        }
-    }
-    !shared_threads
+    method == Method::Aware && !edf && w.tasks.iter().any(|t| t.uses_gpu())
 }
 
 impl Cx<'_> {
     /// Workload task `i`'s analysis costs: (CPU demand, suspension) under
     /// the suspension-aware test, (inflated cost, 0) otherwise.
+    ///
+    /// With one bottom-half thread per GPU shared by ρ > 1 token holders
+    /// (klmirqd, PAI: `shared_bottom_half_threads`) a co-holder's bottom
+    /// half may run at another holder's priority, above tasks its owner's
+    /// priority is below, and a holder's own waits in the thread's FIFO: so
+    /// every task's CPU demand also counts one Δbh per other interrupt of
+    /// its window (H, seed 000 Eq. 11; PAI's accounting, Eqs. 22-23,
+    /// already does), and a GPU-using task's ρ − 1 co-holders' Δbh before
+    /// each of its own operations (our derivation, docs/analyses.md).
     pub(super) fn costs(&self, i: usize, charges: &Charges) -> (Time, Time) {
-        match (&self.gpu[i], self.aware) {
-            (Some(g), true) => {
+        if !self.aware {
+            return (charges.total, 0);
+        }
+        let w = self.w;
+        let (mut cpu, suspension) = match &self.gpu[i] {
+            Some(g) => {
                 let s = g.suspension_split(charges);
                 (s.cpu, s.suspension)
             }
-            _ => (charges.total, 0),
+            None => (charges.total, 0),
+        };
+        if crate::workload_gpu::shared_bottom_half_threads(w) && self.bottom_halves.is_none() {
+            if self.method == InterruptMethod::Klmirqd {
+                cpu = cpu.saturating_add(overheads::mul(charges.interrupt_count, w.overheads.bh));
+            }
+            let own = u64::from(crate::workload_gpu::operations(w, i, false))
+                .saturating_mul(u64::from(w.policy.tokens() - 1));
+            cpu = cpu.saturating_add(overheads::mul(own, w.overheads.bh));
         }
+        (cpu, suspension)
     }
 }

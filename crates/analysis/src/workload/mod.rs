@@ -195,8 +195,7 @@ fn analyze_tasks(w: &Workload, extra: &Extra, owners: &[DlGpuOwner]) -> (Report,
             }
             t.gpu = g.clone();
         }
-        suspension_aware =
-            aware_test_applies(w, extra.method, imethod, bottom_halves, &mut round_notes);
+        suspension_aware = aware_test_applies(w, extra.method);
         let cx = Cx {
             w,
             gpu: &gpu,
