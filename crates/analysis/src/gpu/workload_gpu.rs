@@ -434,10 +434,7 @@ fn hold_cpu(w: &Workload, i: usize, staged: bool) -> Time {
     };
     let ops = u64::from(operations(w, i, staged));
     let queued = if shared_bottom_half_threads(w) {
-        crate::overheads::mul(
-            ops.saturating_mul(u64::from(w.policy.tokens() - 1)),
-            o.bh,
-        )
+        crate::overheads::mul(ops.saturating_mul(u64::from(w.policy.tokens() - 1)), o.bh)
     } else {
         0
     };
