@@ -238,3 +238,16 @@ def test_analyze_method_suspension_aware_or_oblivious() -> None:
     assert cam.depends_on == []
     with pytest.raises(ValueError, match="method"):
         w.analyze(method="psychic")
+
+
+def test_simulate_method_places_and_bounds_by_that_analysis() -> None:
+    w = rtgpu.load_workload(EXAMPLES / "perception-1gpu.toml")
+    aware = w.simulate(duration="1 s")
+    oblivious = w.simulate(duration="1 s", method="oblivious")
+    cam = next(t for t in aware.tasks if t.name == "camera-front")
+    cam_o = next(t for t in oblivious.tasks if t.name == "camera-front")
+    # The aware analysis bounds the camera, the oblivious one does not.
+    assert cam.bound is not None and cam.max_response <= cam.bound
+    assert cam_o.bound is None
+    with pytest.raises(ValueError, match="method"):
+        w.simulate(duration="1 s", method="psychic")

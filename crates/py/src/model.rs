@@ -312,6 +312,7 @@ impl PyWorkload {
         shift_tardy = false,
         overheads = true,
         drain = false,
+        method = "aware",
     ))]
     #[allow(clippy::too_many_arguments)]
     fn simulate(
@@ -327,8 +328,10 @@ impl PyWorkload {
         shift_tardy: bool,
         overheads: bool,
         drain: bool,
+        method: &str,
     ) -> PyResult<PySimResult> {
         let args = SimArgs {
+            method,
             duration,
             seed,
             klmirqd,

@@ -29,6 +29,8 @@ pub(crate) struct SimArgs<'a, 'py> {
     pub shift_tardy: bool,
     pub overheads: bool,
     pub drain: bool,
+    /// The analysis whose placement, priorities and bounds the run uses.
+    pub method: &'a str,
 }
 
 /// A percentage in [0, 100] as parts per million (`--sporadic`, `--bcet`).
@@ -83,6 +85,11 @@ fn config<'w>(w: &'w Workload, a: &SimArgs<'_, '_>) -> PyResult<(Cow<'w, Workloa
         drain: a.drain,
         shift_tardy: a.shift_tardy,
         klmirqd: klmirqd_mode(a.klmirqd, a.klmirqd_server)?,
+        method: match a.method {
+            "aware" => rtgpu_analysis::gpu::Method::Aware,
+            "oblivious" => rtgpu_analysis::gpu::Method::Oblivious,
+            other => return Err(bad_choice("method", other, &["aware", "oblivious"])),
+        },
         ..SimConfig::default()
     };
     if let Some(p) = a.sporadic {
