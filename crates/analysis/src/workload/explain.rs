@@ -127,13 +127,16 @@ impl Suggestion {
     }
 }
 
+/// Tasks with a bound, conditional ones included (`meets-deadline-if`).
 fn bounded(r: &Report) -> usize {
     r.tasks
         .iter()
         .filter(|t| {
             matches!(
                 t.verdict,
-                TaskVerdict::MeetsDeadline | TaskVerdict::BoundedTardiness
+                TaskVerdict::MeetsDeadline
+                    | TaskVerdict::MeetsDeadlineIf
+                    | TaskVerdict::BoundedTardiness
             )
         })
         .count()
