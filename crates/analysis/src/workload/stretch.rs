@@ -170,8 +170,39 @@ pub(super) fn section_stretch(cx: &Cx, tasks: &[TaskReport]) -> Vec<Time> {
         // Bandwidth servers may run on any core, each once in the window.
         interferers.extend(cx.servers.iter().map(Server::interferer));
         let cap = t.deadline.max(hold);
-        out[j] = match global_fp::interfered_completion(&interferers, hold, 1, cap) {
-            Some(l) => out[j].saturating_add(l - hold),
+        // The whole hold as the interfered work: BC's recurrence over it.
+        let whole = global_fp::interfered_completion(&interferers, hold, 1, cap).map(|l| l - hold);
+        // Or piece by piece: only a pending bottom half or the section's
+        // CPU work can be kept from the core, so the hold grows by at most
+        // each one's own delay, the same recurrence with that piece as the
+        // work (it starts when the piece becomes ready), summed over the
+        // holder's operations (one bottom half each, with its thread's
+        // switches) and its section CPU work.
+        let delay = |work: Time| -> Option<Time> {
+            if work == 0 {
+                return Some(0);
+            }
+            global_fp::interfered_completion(&interferers, work, 1, cap).map(|l| l - work)
+        };
+        let staged = w.policy.gpu_allocator == rtgpu_model::GpuAllocator::KFmlp;
+        let ops = u64::from(workload_gpu::operations(w, j, staged));
+        let per_half =
+            o.bh.saturating_add(o.sch.saturating_add(o.cxs).saturating_mul(2))
+                .saturating_add(o.ipi);
+        let halves = if deferred {
+            delay(per_half).map(|d| mul(ops, d))
+        } else {
+            Some(0)
+        };
+        let pieces = halves
+            .zip(delay(section_cpu(j)))
+            .map(|(a, b)| a.saturating_add(b));
+        let grow = match (whole, pieces) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        out[j] = match grow {
+            Some(g) => out[j].saturating_add(g),
             None => Time::MAX,
         };
     }
