@@ -34,6 +34,11 @@ pub enum Method {
     /// theorems (seed 000 App. A, seed 004 App. A), and the wait and the GPU
     /// time count as CPU demand (seed 000 App. B).
     Oblivious,
+    /// Request-counted waits ([`wait`]) with the suspension-oblivious
+    /// test: what [`Method::Aware`] falls back to where it has no
+    /// suspension-aware test (EDF), and what it also tries under P-FP,
+    /// whose suspension-aware placement can lose to this one.
+    CountedOblivious,
 }
 
 impl Method {
@@ -41,6 +46,7 @@ impl Method {
         match self {
             Method::Aware => "suspension-aware",
             Method::Oblivious => "suspension-oblivious",
+            Method::CountedOblivious => "suspension-oblivious on request-counted waits",
         }
     }
 }

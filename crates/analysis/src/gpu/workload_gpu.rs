@@ -479,7 +479,9 @@ pub fn analyze_gpus_with(
     method: Method,
     notes: &mut Vec<String>,
 ) -> Vec<Option<GpuTaskReport>> {
-    let aware = method == Method::Aware;
+    // Request-counted waits and own holds (the seeds' bounds only for the
+    // oblivious method).
+    let aware = method != Method::Oblivious;
     let stretch_of = |i: usize| stretch.get(i).copied().unwrap_or(0);
     let mut out: Vec<Option<GpuTaskReport>> = vec![None; w.tasks.len()];
     let undercounted: Vec<String> = w
