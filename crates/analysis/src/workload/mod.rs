@@ -422,15 +422,10 @@ fn analyze_tasks(w: &Workload, extra: &Extra, owners: &[DlGpuOwner]) -> (Report,
                 (Method::CountedOblivious, _) => "suspension-oblivious on request-counted GPU \
                      waits (it bounds more tasks here than the suspension-aware test)"
                     .to_string(),
-                (Method::Aware, false) => format!(
-                    "suspension-oblivious on request-counted GPU waits ({})",
-                    match w.policy.cpu_scheduler {
-                        CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf => {
-                            "the EDF tardiness test has no suspension-aware form here"
-                        }
-                        _ => "the suspension-aware test does not apply: see the notes",
-                    }
-                ),
+                // `aware_test_applies` is false only under EDF here.
+                (Method::Aware, false) => "suspension-oblivious on request-counted GPU waits \
+                     (the EDF tardiness test has no suspension-aware form here)"
+                    .to_string(),
             });
     let plan = make_plan(w, &tasks, &scheduler, verdict);
     let report = Report {
