@@ -265,6 +265,17 @@ pub enum GpuAllocator {
 }
 
 impl GpuAllocator {
+    /// The name a workload file gives it (`gpu_allocator = "..."`).
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuAllocator::Static => "static",
+            GpuAllocator::StaticPriority => "static-priority",
+            GpuAllocator::KFmlp => "k-fmlp",
+            GpuAllocator::GpuSync { affinity: false } => "gpusync",
+            GpuAllocator::GpuSync { affinity: true } => "gpusync-affinity",
+        }
+    }
+
     /// Whether each task's GPU is fixed (round robin in file order over
     /// its pool's GPUs).
     pub fn is_static(self) -> bool {

@@ -185,14 +185,7 @@ fn write_policy(o: &mut String, p: &Policy) -> std::fmt::Result {
         PriorityAssignment::Audsley => "Audsley",
     };
     writeln!(o, "priority = \"{priority}\"")?;
-    let allocator = match p.gpu_allocator {
-        GpuAllocator::Static => "static",
-        GpuAllocator::StaticPriority => "static-priority",
-        GpuAllocator::KFmlp => "k-fmlp",
-        GpuAllocator::GpuSync { affinity: false } => "gpusync",
-        GpuAllocator::GpuSync { affinity: true } => "gpusync-affinity",
-    };
-    writeln!(o, "gpu_allocator = \"{allocator}\"")?;
+    writeln!(o, "gpu_allocator = \"{}\"", p.gpu_allocator.name())?;
     writeln!(o, "tokens_per_gpu = {}", p.tokens_per_gpu)?;
     writeln!(o, "engine_locks = {}", p.engine_locks)?;
     let peer = match p.peer_locking {

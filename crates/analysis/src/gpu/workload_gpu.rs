@@ -457,22 +457,12 @@ pub(crate) fn critical_section(w: &Workload, i: usize, own: Time) -> Time {
     own.saturating_add(irq).saturating_add(cpu)
 }
 
-/// Per task of the workload (None for CPU-only tasks): the GPU analysis of
-/// the seeds (the suspension-oblivious method's bounds).
+/// Per task of the workload (None for CPU-only tasks): the GPU analysis,
+/// with the bounds of `method`: the seeds' theorems, or request-counted
+/// waits ([`crate::gpu::wait`]) over each task's own hold.
 /// `stretch[i]` (0 where missing) is added to task i's hold wherever that
 /// hold blocks another task (module docs, "Hold stretch").
 pub fn analyze_gpus(
-    w: &Workload,
-    domains: &[GpuDomain],
-    stretch: &[Time],
-    notes: &mut Vec<String>,
-) -> Vec<Option<GpuTaskReport>> {
-    analyze_gpus_with(w, domains, stretch, Method::Oblivious, notes)
-}
-
-/// [`analyze_gpus`] with the bounds of `method`: the seeds' theorems, or
-/// request-counted waits ([`crate::gpu::wait`]) over each task's own hold.
-pub fn analyze_gpus_with(
     w: &Workload,
     domains: &[GpuDomain],
     stretch: &[Time],

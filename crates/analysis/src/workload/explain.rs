@@ -180,14 +180,7 @@ pub fn suggest(w: &Workload, extra: &Extra, report: &Report) -> Option<Suggestio
         }
         let n = bounded(&analyze_with(&alt, extra).0);
         if n > best.as_ref().map_or(now, |b| b.bounded) {
-            let name = match allocator {
-                GpuAllocator::GpuSync { affinity: true } => "gpusync-affinity",
-                GpuAllocator::GpuSync { affinity: false } => "gpusync",
-                GpuAllocator::Static => "static",
-                GpuAllocator::StaticPriority => "static-priority",
-                GpuAllocator::KFmlp => "k-fmlp",
-            };
-            let mut setting = format!("gpu_allocator = \"{name}\"");
+            let mut setting = format!("gpu_allocator = \"{}\"", allocator.name());
             if allocator != GpuAllocator::KFmlp {
                 setting.push_str(&format!(", tokens_per_gpu = {rho}"));
             }

@@ -212,7 +212,7 @@ fn analyze_tasks(w: &Workload, extra: &Extra, owners: &[DlGpuOwner]) -> (Report,
         rounds += 1;
         let mut round_notes = Vec::new();
         let mut gpu =
-            workload_gpu::analyze_gpus_with(w, &domains, &stretch, extra.method, &mut round_notes);
+            workload_gpu::analyze_gpus(w, &domains, &stretch, extra.method, &mut round_notes);
         if bottom_halves.is_some() {
             // Independent mode: a holder's own bottom halves wait for their
             // server too, not for its domain's tasks (server_stretch).
