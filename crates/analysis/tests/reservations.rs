@@ -343,7 +343,8 @@ fn a_gpu_using_reservation_is_bounded_through_its_wake_ups() {
 
 /// Where no bound is derived the verdict says why, naming the task: a
 /// deadline too short for the wake-ups, a scheduler other than P-FP
-/// (the holds of FIFO token holders are stretched only there) and
+/// beside a FIFO GPU user (the holds of FIFO token holders are stretched
+/// only there) and
 /// fixed-priority interrupt threads (below SCHED_DEADLINE).
 #[test]
 fn a_gpu_using_reservation_without_a_bound_is_named() {
@@ -367,11 +368,18 @@ fn a_gpu_using_reservation_without_a_bound_is_named() {
         why.contains("track (bound ") && why.contains("> deadline 5 ms"),
         "{why}"
     );
-    let why = reason(&gpu_reservation("G-FP", "\"klmirqd\"", ""));
+    let detect = "[[task]]\nname = \"detect\"\nwcet = \"1 ms\"\nperiod = \"100 ms\"\n\
+                  gpu = { kernels = [\"5 ms\"] }\n";
+    let why = reason(&gpu_reservation("G-FP", "\"klmirqd\"", detect));
     assert!(
-        why.contains("track (a GPU-using reservation is bounded under P-FP only"),
+        why.contains("track (a GPU-using reservation is bounded under P-FP, or where every"),
         "{why}"
     );
+    // Where every GPU user is a reservation (`--sched deadline`), each
+    // holder's stretch is its own wake-ups' latency, under any scheduler.
+    let (report, _) = analyze(&gpu_reservation("G-FP", "\"klmirqd\"", ""));
+    assert_eq!(report.verdict, Verdict::Schedulable, "{}", report.reason);
+    assert!(report.tasks[0].response_time.is_some());
     let why = reason(&gpu_reservation("P-FP", "{ threads = 90 }", ""));
     assert!(
         why.contains("fixed-priority interrupt threads run below SCHED_DEADLINE"),

@@ -65,6 +65,8 @@ enum Command {
         overheads: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = MethodArg::Aware)]
         method: MethodArg,
+        #[arg(long, value_enum, default_value_t = SchedArg::Fifo)]
+        sched: SchedArg,
     },
     /// Run the workload in virtual time with the policy core and report
     /// per-task response times, misses, blocking, priority inversions and
@@ -77,8 +79,9 @@ enum Command {
     Latency(latency::LatencyCommand),
     /// Print the JSON Schema of the workload file format.
     Schema,
-    /// Run the workload for real (CPU work so far): periodic jobs on real
-    /// threads with the plan's cores and priorities.
+    /// Run the workload for real: periodic jobs on real threads with the
+    /// plan's cores and priorities (or SCHED_DEADLINE reservations), GPU
+    /// work on CUDA or the emulated GPU.
     ///
     /// Exit status: 0 every deadline met, 1 some missed, 2 invalid input or
     /// not runnable by this version.
@@ -105,6 +108,11 @@ enum Command {
         backend: gpu::BackendChoice,
         #[command(flatten)]
         klmirqd: run::KlmirqdArgs,
+        /// The task threads' policy: SCHED_FIFO, every task a
+        /// SCHED_DEADLINE reservation, or auto (FIFO where permitted, else
+        /// DEADLINE where permitted, else SCHED_OTHER with a warning).
+        #[arg(long, value_enum, default_value_t = SchedArg::Auto)]
+        sched: SchedArg,
     },
     /// Serve the GPU arbiter to other processes over a Unix socket (clients
     /// that die release what they held at once).
@@ -204,7 +212,15 @@ fn main() -> ExitCode {
             plan,
             overheads,
             method,
-        } => run_analyze(&file, json, plan.as_deref(), overheads.as_deref(), method),
+            sched,
+        } => run_analyze(
+            &file,
+            json,
+            plan.as_deref(),
+            overheads.as_deref(),
+            method,
+            sched,
+        ),
         Command::Latency(cmd) => latency::run(cmd),
         Command::Simulate(args) => simulate::run(&args),
         Command::Run {
@@ -216,6 +232,7 @@ fn main() -> ExitCode {
             no_realtime,
             backend,
             klmirqd,
+            sched,
         } => run::run(&run::Options {
             file: &file,
             duration: &duration,
@@ -225,6 +242,7 @@ fn main() -> ExitCode {
             realtime: !no_realtime,
             backend,
             klmirqd: &klmirqd,
+            sched,
         }),
         Command::Daemon {
             socket,
@@ -295,14 +313,84 @@ impl From<MethodArg> for Method {
     }
 }
 
+/// `--sched`: the policy the task threads run under (analyze, simulate,
+/// run), so that the three describe the same system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum SchedArg {
+    /// The workload's policy: SCHED_FIFO priorities (or user-space EDF).
+    Fifo,
+    /// Every task thread a SCHED_DEADLINE reservation sized by the
+    /// analysis, global EDF on all CPUs.
+    Deadline,
+    /// What this machine permits: SCHED_FIFO, else SCHED_DEADLINE.
+    Auto,
+}
+
+impl SchedArg {
+    /// The policy, `auto` resolved by probing this machine, with a note
+    /// saying why where it was resolved.
+    pub(crate) fn resolve(self) -> (rtgpu_model::Sched, Option<String>) {
+        use rtgpu_model::Sched;
+        match self {
+            SchedArg::Fifo => (Sched::Fifo, None),
+            SchedArg::Deadline => (Sched::Deadline, None),
+            SchedArg::Auto => {
+                let caps = rtgpu_runtime::os::probe_capabilities();
+                if caps.fifo || !caps.deadline {
+                    (Sched::Fifo, None)
+                } else {
+                    (
+                        Sched::Deadline,
+                        Some(format!(
+                            "--sched auto: SCHED_FIFO is refused here ({}) and SCHED_DEADLINE \
+                             permitted, so every task runs as a SCHED_DEADLINE reservation",
+                            caps.reason.as_deref().unwrap_or("no reason given")
+                        )),
+                    )
+                }
+            }
+        }
+    }
+}
+
+/// `workload` under `sched` (`--sched`), or the error for `command`.
+pub(crate) fn under_sched(
+    workload: rtgpu_model::Workload,
+    sched: rtgpu_model::Sched,
+    command: &str,
+) -> Result<rtgpu_model::Workload, String> {
+    match sched {
+        rtgpu_model::Sched::Fifo => Ok(workload),
+        s => workload
+            .with_sched(s)
+            .map_err(|e| format!("rtgpu {command} --sched {s}: {e}")),
+    }
+}
+
+/// The note a report carries under `--sched deadline`.
+pub(crate) fn deadline_note() -> String {
+    "--sched deadline: every task thread is a SCHED_DEADLINE reservation (runtime, deadline, \
+     period planned by this analysis), global EDF on all CPUs"
+        .to_string()
+}
+
 fn run_analyze(
     file: &std::path::Path,
     json: bool,
     plan_out: Option<&std::path::Path>,
     overheads: Option<&std::path::Path>,
     method: MethodArg,
+    sched: SchedArg,
 ) -> ExitCode {
-    let mut workload = match rtgpu_model::load_workload(file) {
+    let workload = match rtgpu_model::load_workload(file) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    let (sched, sched_note) = sched.resolve();
+    let mut workload = match under_sched(workload, sched, "analyze") {
         Ok(w) => w,
         Err(e) => {
             eprintln!("{e}");
@@ -322,7 +410,11 @@ fn run_analyze(
         method: method.into(),
         ..Extra::default()
     };
-    let (report, plan) = analyze_with(&workload, &extra);
+    let (mut report, plan) = analyze_with(&workload, &extra);
+    if sched == rtgpu_model::Sched::Deadline {
+        report.notes.extend(sched_note);
+        report.notes.push(deadline_note());
+    }
     if json {
         match serde_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),

@@ -19,6 +19,7 @@ pub struct Options<'a> {
     pub realtime: bool,
     pub backend: crate::gpu::BackendChoice,
     pub klmirqd: &'a KlmirqdArgs,
+    pub sched: crate::SchedArg,
 }
 
 /// `--klmirqd` and `--klmirqd-server`, shared by `rtgpu run` and
@@ -104,7 +105,16 @@ fn parse_server(text: &str) -> Result<ServerConfig, String> {
 }
 
 pub fn run(o: &Options) -> ExitCode {
-    let workload = match rtgpu_model::load_workload(o.file) {
+    // `auto` asks what this machine permits; without real-time policies
+    // the file's own plan runs at SCHED_OTHER.
+    let (sched, sched_note) = match o.sched {
+        crate::SchedArg::Auto if !o.realtime => (rtgpu_model::Sched::Fifo, None),
+        s => s.resolve(),
+    };
+    let loaded = rtgpu_model::load_workload(o.file)
+        .map_err(|e| e.to_string())
+        .and_then(|w| crate::under_sched(w, sched, "run"));
+    let workload = match loaded {
         Ok(w) => w,
         Err(e) => {
             eprintln!("{e}");
@@ -153,7 +163,12 @@ pub fn run(o: &Options) -> ExitCode {
             klmirqd,
         },
     ) {
-        Ok(out) => out,
+        Ok(mut out) => {
+            if let Some(n) = sched_note {
+                out.notes.insert(0, n);
+            }
+            out
+        }
         Err(e) => {
             eprintln!("rtgpu: {e}");
             return ExitCode::from(2);

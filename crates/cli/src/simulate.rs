@@ -57,6 +57,9 @@ pub struct SimulateArgs {
     /// uses (see `rtgpu analyze --method`).
     #[arg(long, value_enum, default_value_t = crate::MethodArg::Aware)]
     method: crate::MethodArg,
+    /// The task threads' policy (see `rtgpu analyze --sched`).
+    #[arg(long, value_enum, default_value_t = crate::SchedArg::Fifo)]
+    sched: crate::SchedArg,
 }
 
 const EXIT_OK: u8 = 0;
@@ -73,13 +76,20 @@ fn percent_ppm(what: &str, v: f64) -> Result<u32, String> {
 }
 
 pub fn run(a: &SimulateArgs) -> ExitCode {
-    let mut w = match rtgpu_model::load_workload(&a.file) {
+    let (sched, sched_note) = a.sched.resolve();
+    let loaded = rtgpu_model::load_workload(&a.file)
+        .map_err(|e| e.to_string())
+        .and_then(|w| crate::under_sched(w, sched, "simulate"));
+    let mut w = match loaded {
         Ok(w) => w,
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::from(EXIT_INVALID);
         }
     };
+    if let Some(n) = sched_note {
+        eprintln!("note: {n}");
+    }
     let mut cfg = SimConfig {
         seed: a.seed,
         overheads: !a.no_overheads,

@@ -63,6 +63,7 @@
 
 mod error;
 mod parse;
+mod sched;
 mod schema;
 mod topology;
 pub mod types;
@@ -72,6 +73,7 @@ mod write;
 use std::path::Path;
 
 pub use error::{Diagnostic, ModelError};
+pub use sched::Sched;
 pub use schema::json_schema;
 pub use types::*;
 pub use write::to_toml;

@@ -63,7 +63,7 @@ pub(super) fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan
         .iter()
         .map(|&i| GpuWakes::of(w, &w.tasks[i], own_bottom_halves))
         .collect();
-    let res: Vec<Reservation> = reserved
+    let mut res: Vec<Reservation> = reserved
         .iter()
         .zip(&wakes)
         .map(|(&i, wk)| match wk {
@@ -80,6 +80,16 @@ pub(super) fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan
         })
         .collect();
     let costs = ReservationCosts::new(w, &res, dl_wakes, &servers);
+    // A CPU-only reservation's runtime covers what the analysis charges its
+    // job (C and the overheads its runtime pays), where that is more than
+    // C and the margin of `Reservation::of`, up to its deadline: the
+    // overheads depend on the periods only, so this sizing changes none.
+    for (k, (&i, r)) in reserved.iter().zip(res.iter_mut()).enumerate() {
+        if !w.tasks[i].uses_gpu() {
+            let need = costs.demand(k, w.tasks[i].wcet, r).runtime_need;
+            r.runtime = r.runtime.max(need).min(r.deadline);
+        }
+    }
     let owners: Vec<DlGpuOwner> = reserved
         .iter()
         .zip(&res)
@@ -467,10 +477,16 @@ impl GpuWakes {
         gpu: Option<&GpuTaskReport>,
         costs: &ReservationCosts,
     ) -> Result<Time, String> {
-        if w.policy.cpu_scheduler != CpuScheduler::PartitionedFp {
+        // Its GPU wait counts the holds of the tasks ahead of it, stretched
+        // by their CPU waits inside their sections: charged for P-FP
+        // holders (`section_stretch`) and for reservations (their wake-up
+        // latencies, `hold_latency`), not for C-FP, G-FP or EDF holders.
+        let all_reserved = w.tasks.iter().all(|u| u.reservation || !u.uses_gpu());
+        if w.policy.cpu_scheduler != CpuScheduler::PartitionedFp && !all_reserved {
             return Err(format!(
-                "a GPU-using reservation is bounded under P-FP only: under {} the hold stretch \
-                 of its fixed-priority or EDF token holders is not charged",
+                "a GPU-using reservation is bounded under P-FP, or where every GPU-using task \
+                 is a reservation: under {} the hold stretch of its fixed-priority or EDF \
+                 token holders is not charged",
                 scheduler_name(w.policy.cpu_scheduler)
             ));
         }

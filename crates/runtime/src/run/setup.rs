@@ -198,7 +198,8 @@ fn policies(
             }
         ));
     }
-    if config.realtime && !caps.fifo {
+    // (Every task a reservation: no thread needs SCHED_FIFO.)
+    if config.realtime && !caps.fifo && reserved.len() < plan.tasks.len() {
         warnings.push(format!(
             "running with ordinary priorities (SCHED_OTHER): {}",
             caps.reason.as_deref().unwrap_or("SCHED_FIFO was refused")
@@ -232,7 +233,11 @@ fn policies(
             .to_string(),
         (false, _) => "SCHED_OTHER (ordinary priorities)".to_string(),
     };
-    let policy_words = if reserve && !reserved.is_empty() {
+    let policy_words = if reserve && !reserved.is_empty() && reserved.len() == plan.tasks.len() {
+        "SCHED_DEADLINE: every task a reservation with the plan's runtime, deadline and period, \
+         global EDF on every CPU"
+            .to_string()
+    } else if reserve && !reserved.is_empty() {
         format!(
             "{policy_words}; CPU reservations ({}) under SCHED_DEADLINE with the plan's runtime, \
              deadline and period, on every CPU",
