@@ -299,15 +299,17 @@ fn gpu_reservation(scheduler: &str, interrupts: &str, extra: &str) -> rtgpu_mode
 
 /// A GPU-using reservation gets an implicit-deadline server sized for its
 /// wake-ups (`GpuWakes` in rtgpu_analysis::workload): its release, its
-/// token, two engine-lock grants (its kernel's and the GPU lock), its
-/// kernel's completion and the end of its section, w = 6; P = 40 ms /
-/// (8·7) = 714,285 ns; its CPU work with the margin X' = 2 + 0.4 ms, Q =
-/// ⌈4·X'·P / 40 ms⌉ = 171,429 ns. Bound: the wake-ups take at most
-/// (⌈X/Q⌉ + 2w − 1)·P = (12 + 11)·P = 16,428,555 ns (X = 2 ms, no
-/// overheads), plus its 4 ms kernel: 20,428,555 ns. Beside a FIFO GPU
-/// user `detect` (5 ms kernel) it waits 5 ms for the static queue, and
-/// `detect` waits for its hold of 4 ms stretched by its four in-section
-/// wakes, (4 + 1)·P = 3,571,425 ns (Q covers their work): 7,571,425 ns.
+/// token, two engine-lock grants (its kernel's and the GPU lock: two
+/// tokens per GPU, so they can be contended), its kernel's completion and
+/// the end of its section, w = 6. Of the sizings tried, the shortest
+/// period (100 us, Linux's minimum) with the larger share bounds it best:
+/// its CPU work with the margin X' = 2 + 0.4 ms over 1/8 of 40 ms, Q =
+/// ⌈8·X'·P / 40 ms⌉ = 48 us. Bound: the wake-ups take at most
+/// (⌈X/Q⌉ + 2w − 1)·P = (42 + 11)·P = 5.3 ms (X = 2 ms, no overheads),
+/// plus its 4 ms kernel: 9.3 ms. Beside a FIFO GPU user `detect` (5 ms
+/// kernel) it waits 5 ms for the static queue, and `detect` waits for its
+/// hold of 4 ms stretched by its four in-section wakes, (4 + 1)·P =
+/// 0.5 ms (Q covers their work): 4.5 ms.
 #[test]
 fn a_gpu_using_reservation_is_bounded_through_its_wake_ups() {
     let w = gpu_reservation(
@@ -320,12 +322,12 @@ fn a_gpu_using_reservation_is_bounded_through_its_wake_ups() {
     let r = plan.tasks[0].reservation.expect("track is a reservation");
     assert_eq!(
         (r.runtime, r.deadline, r.period),
-        (171_429, 714_285, 714_285)
+        (48_000, 100_000, 100_000)
     );
-    assert_eq!(report.tasks[0].response_time, Some(20_428_555));
+    assert_eq!(report.tasks[0].response_time, Some(9_300_000));
     assert_eq!(report.tasks[0].verdict, TaskVerdict::MeetsDeadline);
-    // ctl is charged the server: 2 ms + ⌈(R + P − Q)/P⌉·Q = 2,857,145.
-    assert_eq!(report.tasks[1].response_time, Some(2_857_145));
+    // ctl is charged the server: 2 ms + ⌈(R + P − Q)/P⌉·Q = 3.92 ms.
+    assert_eq!(report.tasks[1].response_time, Some(3_920_000));
 
     let w = gpu_reservation(
         "P-FP",
@@ -337,8 +339,8 @@ fn a_gpu_using_reservation_is_bounded_through_its_wake_ups() {
     assert_eq!(report.verdict, Verdict::Schedulable, "{}", report.reason);
     let gpu = |i: usize| report.tasks[i].gpu.as_ref().expect("GPU-using");
     assert_eq!(gpu(0).token_blocking, Some(5 * MS));
-    assert_eq!(gpu(1).token_blocking, Some(7_571_425));
-    assert_eq!(report.tasks[0].response_time, Some(25_428_555));
+    assert_eq!(gpu(1).token_blocking, Some(4_500_000));
+    assert_eq!(report.tasks[0].response_time, Some(14_300_000));
 }
 
 /// Where no bound is derived the verdict says why, naming the task: a

@@ -578,6 +578,92 @@ fn gpu_using_reservations_are_sound() {
     assert!(reserved_jobs > 0);
 }
 
+/// `--sched deadline` (`Workload::under_deadline`): every task of each
+/// random workload a SCHED_DEADLINE reservation, GPU-using ones included,
+/// global EDF on all cores in the simulator (CBS servers: wake-up rule,
+/// throttling). GPU-using WCETs at most T/20 so their servers leave room;
+/// every other workload with seed 000's Table III overheads analysed and
+/// injected, dependent or independent klmirqd. Every printed bound is
+/// checked, in rejected workloads too. `RTGPU_GPU_SOUNDNESS_N / 5`
+/// workloads (default 500).
+#[test]
+fn every_task_a_reservation_is_sound() {
+    use rtgpu_analysis::workload::{analyze_with, klmirqd_independent, Extra};
+    let n = count() / 5;
+    let mut rng = Rng::new(46);
+    let (mut bounded, mut reserved_jobs, mut schedulable) = (0u64, 0u64, 0u64);
+    let mut closest = 0.0f64;
+    let mut exceeded: Vec<String> = Vec::new();
+    for k in 0..n {
+        let mut w = random_workload(&mut rng, k);
+        let overheads = k % 2 == 1;
+        if overheads {
+            lighter_with_overheads(&mut w);
+        }
+        for t in &mut w.tasks {
+            if let Some(g) = t.gpu.as_mut() {
+                g.cpu = 0;
+                t.wcet = t.wcet.min(t.period / 20).max(1_000);
+            }
+        }
+        let Ok(w) = w.under_deadline() else { continue };
+        let independent = k % 3 == 2;
+        let extra = if independent {
+            klmirqd_independent(&w, None)
+        } else {
+            Extra::default()
+        };
+        let (report, _) = analyze_with(&w, &extra);
+        if report.tasks.iter().all(|t| t.response_time.is_none()) {
+            continue;
+        }
+        schedulable += u64::from(report.verdict == Verdict::Schedulable);
+        let r = simulate(
+            &w,
+            &SimConfig {
+                overheads,
+                klmirqd: if independent {
+                    Klmirqd::Independent(None)
+                } else {
+                    Klmirqd::Dependent
+                },
+                ..sim_config(k, k % 4 >= 2, 1_000_000_000)
+            },
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", w.name));
+        for (t, tr) in r.tasks.iter().zip(&report.tasks) {
+            let Some(bound) = tr.response_time else {
+                continue;
+            };
+            bounded += 1;
+            reserved_jobs += t.jobs;
+            closest = closest.max(t.max_response as f64 / bound as f64);
+            if t.max_response > bound {
+                exceeded.push(over_bound(
+                    &w,
+                    ", sched deadline",
+                    &t.name,
+                    t.max_response,
+                    bound,
+                ));
+            }
+        }
+    }
+    eprintln!(
+        "{n} GPU workloads under --sched deadline, {schedulable} schedulable, {bounded} task \
+         bound(s), {reserved_jobs} jobs, {} bound(s) exceeded, closest at {:.1}% of its bound",
+        exceeded.len(),
+        closest * 100.0
+    );
+    assert!(
+        exceeded.is_empty(),
+        "{} bound(s) exceeded: {exceeded:?}",
+        exceeded.len()
+    );
+    assert!(bounded * 2 >= n, "only {bounded} bound(s) in {n} workloads");
+    assert!(closest > 0.3, "no task came near its bound ({closest:.3})");
+}
+
 /// The reservation tests' step for workload `k`: analysed with dependent
 /// klmirqd, or independent with the default server (k % 3 == 2); `None`
 /// when not schedulable. Otherwise simulated (`overheads` injected or not)

@@ -49,7 +49,102 @@ use crate::partition;
 ///   also a dispatch that may preempt, counted in the other reservations'
 ///   preemptions and charged to the fixed-priority tasks
 ///   ([`GpuWakes::charged_servers`]).
+///
+/// The GPU-using reservations' servers are sized by the first of
+/// [`ServerSizing::CANDIDATES`] that bounds the most tasks (then: passes,
+/// then the smallest sum of bound/deadline over the GPU-using ones): a
+/// shorter server period makes each wake-up cheaper and costs more
+/// preemptions, and a larger share shortens the CPU work at the price of
+/// density; which wins depends on the workload.
 pub(super) fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan) {
+    let with_gpu = w.tasks.iter().any(|t| t.reservation && t.uses_gpu());
+    let candidates: &[ServerSizing] = if with_gpu {
+        &ServerSizing::CANDIDATES
+    } else {
+        &ServerSizing::CANDIDATES[..1]
+    };
+    let score = |r: &Report| {
+        let bounded = r
+            .tasks
+            .iter()
+            .filter(|t| t.verdict == TaskVerdict::MeetsDeadline)
+            .count();
+        let tightness: f64 = r
+            .tasks
+            .iter()
+            .zip(&w.tasks)
+            .filter(|(_, t)| t.uses_gpu())
+            .map(|(tr, t)| match tr.response_time {
+                Some(b) => b as f64 / t.deadline.max(1) as f64,
+                None => 2.0,
+            })
+            .sum();
+        (bounded, r.verdict == Verdict::Schedulable, -tightness)
+    };
+    type Scored = ((usize, bool, f64), (Report, Plan));
+    let mut best: Option<Scored> = None;
+    for &sizing in candidates {
+        let out = analyze_sized(w, extra, sizing);
+        let sc = score(&out.0);
+        if best.as_ref().is_none_or(|(b, _)| sc > *b) {
+            best = Some((sc, out));
+        }
+    }
+    match best {
+        Some((_, out)) => out,
+        None => analyze_sized(w, extra, ServerSizing::CANDIDATES[0]),
+    }
+}
+
+/// How a GPU-using reservation's server is sized ([`GpuWakes::server`]):
+/// its period is (D − J)/(8(w + 1)) divided by `period_divisor` (within
+/// [100 us, T]); its share of a CPU makes the job's CPU work take about
+/// 1/`share` of D − J.
+#[derive(Debug, Clone, Copy)]
+struct ServerSizing {
+    period_divisor: u64,
+    share: u64,
+}
+
+impl ServerSizing {
+    /// The sizings tried, the first one the default.
+    const CANDIDATES: [ServerSizing; 8] = [
+        ServerSizing {
+            period_divisor: 1,
+            share: 4,
+        },
+        ServerSizing {
+            period_divisor: 4,
+            share: 4,
+        },
+        ServerSizing {
+            period_divisor: 16,
+            share: 4,
+        },
+        ServerSizing {
+            period_divisor: 64,
+            share: 4,
+        },
+        ServerSizing {
+            period_divisor: 1,
+            share: 8,
+        },
+        ServerSizing {
+            period_divisor: 4,
+            share: 8,
+        },
+        ServerSizing {
+            period_divisor: 16,
+            share: 8,
+        },
+        ServerSizing {
+            period_divisor: 64,
+            share: 8,
+        },
+    ];
+}
+
+fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, Plan) {
     let reserved: Vec<usize> = (0..w.tasks.len())
         .filter(|&i| w.tasks[i].reservation)
         .collect();
@@ -67,7 +162,7 @@ pub(super) fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan
         .iter()
         .zip(&wakes)
         .map(|(&i, wk)| match wk {
-            Some(wk) => wk.server(w, &w.tasks[i]),
+            Some(wk) => wk.server(w, &w.tasks[i], sizing),
             None => Reservation::of(&w.tasks[i]),
         })
         .collect();
@@ -90,20 +185,31 @@ pub(super) fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan
             r.runtime = r.runtime.max(need).min(r.deadline);
         }
     }
-    let owners: Vec<DlGpuOwner> = reserved
-        .iter()
-        .zip(&res)
-        .zip(&wakes)
-        .enumerate()
-        .filter_map(|(k, ((&i, r), wk))| {
-            let wk = wk.as_ref()?;
-            let t = &w.tasks[i];
-            let switches = costs.preemption_switches(k, t.deadline.saturating_sub(t.jitter));
-            Some(DlGpuOwner {
-                task: i,
-                hold_stretch: wk.hold_latency(r, switches),
+    // A GPU-using reservation's hold is stretched by its in-section
+    // wake-ups, whose work includes one switch per preemption by another
+    // deadline thread during the hold (`hold_latency`): counted over
+    // `spans[k]`, which starts at none and grows to the hold the GPU
+    // analysis reports until none grows (a hold is monotone in the
+    // stretches), else the job's whole window D − J.
+    let owners_over = |spans: &[Time]| -> Vec<DlGpuOwner> {
+        reserved
+            .iter()
+            .zip(&res)
+            .zip(&wakes)
+            .zip(spans)
+            .enumerate()
+            .filter_map(|(k, (((&i, r), wk), &span))| {
+                let wk = wk.as_ref()?;
+                Some(DlGpuOwner {
+                    task: i,
+                    hold_stretch: wk.hold_latency(r, costs.preemption_switches(k, span)),
+                })
             })
-        })
+            .collect()
+    };
+    let windows: Vec<Time> = reserved
+        .iter()
+        .map(|&i| w.tasks[i].deadline.saturating_sub(w.tasks[i].jitter))
         .collect();
     // A task's index in `rest`: past the CPU-only reservations before it.
     let rest_index = |i: usize| {
@@ -136,14 +242,46 @@ pub(super) fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan
     } else {
         // Indices of `rest`: the owners' shift down past the CPU-only
         // reservations before them.
-        let shifted: Vec<DlGpuOwner> = owners
-            .iter()
-            .map(|o| DlGpuOwner {
-                task: rest_index(o.task),
-                ..*o
-            })
-            .collect();
-        analyze_tasks(&rest, &more, &shifted)
+        let analyse = |spans: &[Time]| {
+            let shifted: Vec<DlGpuOwner> = owners_over(spans)
+                .iter()
+                .map(|o| DlGpuOwner {
+                    task: rest_index(o.task),
+                    ..*o
+                })
+                .collect();
+            analyze_tasks(&rest, &more, &shifted)
+        };
+        let mut spans: Vec<Time> = vec![0; reserved.len()];
+        let mut rounds = 0;
+        loop {
+            let out = analyse(&spans);
+            let holds: Vec<Time> = reserved
+                .iter()
+                .zip(&windows)
+                .map(|(&i, &window)| {
+                    if !w.tasks[i].uses_gpu() {
+                        return 0;
+                    }
+                    out.0.tasks[rest_index(i)]
+                        .gpu
+                        .as_ref()
+                        .and_then(|g| g.hold)
+                        .unwrap_or(window)
+                        .min(window)
+                })
+                .collect();
+            if holds.iter().zip(&spans).all(|(h, s)| h <= s) {
+                break out;
+            }
+            rounds += 1;
+            if rounds >= MAX_HOLD_ROUNDS {
+                break analyse(&windows);
+            }
+            for (s, h) in spans.iter_mut().zip(holds) {
+                *s = (*s).max(h);
+            }
+        }
     };
     let m: u32 = w.platform.clusters.iter().map(|c| c.cores).sum();
     let all_cores: Vec<u32> = (0..m).collect();
@@ -371,10 +509,27 @@ impl GpuWakes {
             };
             resume = resume.saturating_add(bh);
         }
+        // An engine lock is contended only where another job can hold an
+        // engine of the same GPU: with more than one token per GPU, or a
+        // migration's copy on a GPU whose token another job holds. Else
+        // every lock is granted at once, without a sleep (the runtime's
+        // arbiter; the simulator never sleeps for a grant).
+        let staged_or_peer = w
+            .platform
+            .clusters
+            .iter()
+            .map(|c| c.gpus.len())
+            .sum::<usize>()
+            > 1
+            && w.tasks
+                .iter()
+                .any(|u| u.gpu.as_ref().is_some_and(|g| g.state > 0));
+        let contended = w.policy.engine_locks && (w.policy.tokens() > 1 || staged_or_peer);
+        let lock_wakes = if contended { ops + 1 } else { 0 };
         Some(GpuWakes {
-            // The token, one lock per operation and the GPU lock, and
-            // every completion.
-            in_section: 1 + (ops + 1) + completions,
+            // The token, one lock per operation and the GPU lock where
+            // they can be contended, and every completion.
+            in_section: 1 + lock_wakes + completions,
             resume,
         })
     }
@@ -417,11 +572,11 @@ impl GpuWakes {
     }
 
     /// The server (module docs of [`GpuWakes`]).
-    fn server(&self, w: &Workload, t: &rtgpu_model::Task) -> Reservation {
+    fn server(&self, w: &Workload, t: &rtgpu_model::Task, sizing: ServerSizing) -> Reservation {
         let o = &w.overheads;
         let window = t.deadline.saturating_sub(t.jitter).max(1);
         let wakes = self.wakes();
-        let period = (window / (8 * (wakes + 1)))
+        let period = (window / (8 * (wakes + 1)) / sizing.period_divisor.max(1))
             .max(MIN_GPU_SERVER_PERIOD)
             .min(t.period);
         let work = self
@@ -430,8 +585,9 @@ impl GpuWakes {
             .saturating_add(o.ipi)
             .saturating_add(o.sch.saturating_add(o.cxs).saturating_mul(2));
         let work = work.saturating_add(Reservation::margin(t.wcet));
-        let runtime = ((4 * work as u128 * period as u128).div_ceil(window as u128))
-            .min(Time::MAX as u128) as Time;
+        let runtime = ((u128::from(sizing.share) * work as u128 * period as u128)
+            .div_ceil(window as u128))
+        .min(Time::MAX as u128) as Time;
         let floor = self.resume.max(server::MIN_DEADLINE_RUNTIME);
         Reservation {
             runtime: runtime.max(floor).min(period),
@@ -540,6 +696,10 @@ impl GpuWakes {
         Ok(bound)
     }
 }
+
+/// Rounds of growing the spans over which a GPU-using reservation's hold
+/// counts preemptions before the whole window is taken.
+const MAX_HOLD_ROUNDS: usize = 8;
 
 /// Linux's default `kernel.sched_deadline_period_min_us` (100 us): the
 /// shortest period `sched_setattr` accepts.
