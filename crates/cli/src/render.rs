@@ -359,6 +359,32 @@ fn gpu_sections(o: &mut String, r: &Report) {
     }
 }
 
+/// The `p`-th percentile (nearest rank) of ascending `sorted`; 0 if empty.
+pub fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// One line summing up ascending durations `sorted` (priority inversions,
+/// delays): count, percentiles, max and total, or "none observed".
+pub fn distribution(what: &str, sorted: &[u64]) -> String {
+    if sorted.is_empty() {
+        return format!("{what}: none observed");
+    }
+    format!(
+        "{what}: {}   p50 {}   p90 {}   p99 {}   max {}   total {}",
+        sorted.len(),
+        duration(percentile(sorted, 50.0)),
+        duration(percentile(sorted, 90.0)),
+        duration(percentile(sorted, 99.0)),
+        duration(*sorted.last().unwrap_or(&0)),
+        duration(sorted.iter().sum())
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -201,6 +201,7 @@ pub fn run(o: &Options) -> ExitCode {
         let doc = serde_json::json!({
             "run": &outcome,
             "simulated_max_response": &sim_max,
+            "unexplained_delay_cdf": rtgpu_sim::inversion_cdf(&outcome.unexplained_delays),
             "simulation_error": simulated.as_ref().err().map(|e| e.to_string()),
         });
         match serde_json::to_string_pretty(&doc) {
@@ -317,6 +318,15 @@ fn text(name: &str, out: &RunOutcome, dur: u64, sim_max: &[Option<u64>]) -> Stri
             );
         }
     }
+    let _ = writeln!(
+        s,
+        "\n{}",
+        crate::render::distribution(
+            "delays no more urgent job explains (release latency, priority inversions, \
+             interrupts, kernel work; per job)",
+            &out.unexplained_delays
+        )
+    );
     for n in &out.notes {
         let _ = writeln!(s, "note: {n}");
     }

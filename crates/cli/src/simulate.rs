@@ -182,14 +182,6 @@ fn pct(v: f64) -> String {
 }
 
 /// Percentile (nearest rank) of a sorted slice.
-fn percentile(sorted: &[u64], p: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
 pub fn text(r: &SimResult, bounds: &[Option<u64>], scenario: Option<&str>) -> String {
     let mut o = String::new();
     let _ = writeln!(
@@ -248,21 +240,11 @@ pub fn text(r: &SimResult, bounds: &[Option<u64>], scenario: Option<&str>) -> St
         );
     }
     let _ = writeln!(o);
-    if !r.inversions.is_empty() {
-        let v = &r.inversions;
-        let _ = writeln!(
-            o,
-            "priority inversions: {}   p50 {}   p90 {}   p99 {}   max {}   total {}",
-            v.len(),
-            duration(percentile(v, 50.0)),
-            duration(percentile(v, 90.0)),
-            duration(percentile(v, 99.0)),
-            duration(*v.last().unwrap_or(&0)),
-            duration(v.iter().sum())
-        );
-    } else {
-        let _ = writeln!(o, "priority inversions: none observed");
-    }
+    let _ = writeln!(
+        o,
+        "{}",
+        crate::render::distribution("priority inversions", &r.inversions)
+    );
     let busy: Vec<String> = r
         .engines
         .iter()

@@ -258,6 +258,11 @@ pub fn run_section(
     let gpu = cluster.global[local];
     let g = &work.part;
     let migrated = matches!(*last, Some(prev) if prev != local) && g.state > 0;
+    // Time spent waiting for engine locks inside the hold: not part of the
+    // section's cost that the predictor learns (seed 004 §4.1: the
+    // predictor observes execution, not blocking; the simulator subtracts
+    // the same `section_blocked`).
+    let mut blocked: Nanos = 0;
     if let (true, Some(prev)) = (migrated, *last) {
         let src = cluster.global[prev];
         for n in chunks(g.state, work.chunk) {
@@ -270,13 +275,13 @@ pub fn run_section(
                 // A peer copy keeps both locks until it has completed (the
                 // destination's inbound engine is not the queue it runs on).
                 PeerLocking::Dgl => {
-                    let _both = tok.locks(&[a, b])?;
+                    let _both = timed(&mut blocked, || tok.locks(&[a, b]))?;
                     gpu_op(cluster, backend, (local, src), peer, None)?;
                 }
                 PeerLocking::Nested => {
                     let [first, second] = cluster.arbiter.nested_order(a, b);
-                    let _outer = tok.locks(&[first])?;
-                    let _inner = tok.locks(&[second])?;
+                    let _outer = timed(&mut blocked, || tok.locks(&[first]))?;
+                    let _inner = timed(&mut blocked, || tok.locks(&[second]))?;
                     gpu_op(cluster, backend, (local, src), peer, None)?;
                 }
             }
@@ -284,7 +289,7 @@ pub fn run_section(
     }
     let at = (local, gpu);
     for n in chunks(g.copy_in, work.chunk) {
-        let l = tok.engine(Engine::CopyIn)?;
+        let l = timed(&mut blocked, || tok.engine(Engine::CopyIn))?;
         let op = GpuOp::Copy(CopyDir::HostToDevice, n);
         locked_op(cluster, backend, at, op, l, work.handoff)?;
     }
@@ -295,21 +300,22 @@ pub fn run_section(
     // "once all of its engine-related operations complete"; the simulator
     // and the analysis hold it so too).
     if let Some((&last, first)) = g.kernels.split_last() {
-        let l = tok.engine(Engine::Exec)?;
+        let l = timed(&mut blocked, || tok.engine(Engine::Exec))?;
         for &k in first {
             gpu_op(cluster, backend, at, GpuOp::Kernel(k), None)?;
         }
         locked_op(cluster, backend, at, GpuOp::Kernel(last), l, work.handoff)?;
     }
     for n in chunks(g.copy_out, work.chunk) {
-        let l = tok.engine(Engine::CopyOut)?;
+        let l = timed(&mut blocked, || tok.engine(Engine::CopyOut))?;
         let op = GpuOp::Copy(CopyDir::DeviceToHost, n);
         locked_op(cluster, backend, at, op, l, work.handoff)?;
     }
     let released = monotonic_now();
     drop(tok);
     let distance = cluster.arbiter.distance(*last, local);
-    client.observe(work.task, distance, released - granted);
+    let cost = (released - granted).saturating_sub(blocked);
+    client.observe(work.task, distance, cost);
     *last = Some(local);
     Ok(GpuRun {
         gpu,
@@ -317,6 +323,14 @@ pub fn run_section(
         token_hold: released - granted,
         migrated,
     })
+}
+
+/// `acquire` (an engine-lock request), its duration added to `blocked`.
+fn timed<T, E>(blocked: &mut Nanos, acquire: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+    let t = monotonic_now();
+    let lock = acquire();
+    *blocked += monotonic_now() - t;
+    lock
 }
 
 /// A vGPU member's GPU section (seed 001): copies under the copy locks,

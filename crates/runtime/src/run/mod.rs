@@ -27,6 +27,7 @@
 //! `reporting.rs` (the records and the summary beside the analysed bounds);
 //! [`gpu_section`], [`edf`] and [`vgpu`] as their own comments say.
 
+mod delays;
 pub mod edf;
 pub mod gpu_section;
 mod release;

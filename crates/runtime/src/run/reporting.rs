@@ -118,6 +118,11 @@ pub struct RunOutcome {
     pub klmirqd: Option<KlmirqdReport>,
     /// vGPUs (seed 001): reserved and used shares of their GPUs.
     pub vgpus: Vec<VgpuShare>,
+    /// Per job delayed by something other than more urgent jobs, that
+    /// delay (ns, sorted ascending): release latency, priority inversions,
+    /// interrupts, kernel work (`delays::unexplained_delays`), the run's
+    /// counterpart of the simulator's priority inversions.
+    pub unexplained_delays: Vec<Nanos>,
 }
 
 /// One vGPU's reservation and the share of its GPU it used in a run.
@@ -195,6 +200,7 @@ pub(super) fn outcome(
         ));
     }
     let tasks = task_summaries(workload, report, plan, &core_map, &jobs, &ran_under);
+    let unexplained_delays = super::delays::unexplained_delays(workload, plan, &core_map, &jobs);
 
     RunOutcome {
         warnings,
@@ -207,6 +213,7 @@ pub(super) fn outcome(
         notes,
         klmirqd,
         vgpus,
+        unexplained_delays,
     }
 }
 
