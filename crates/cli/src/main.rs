@@ -113,6 +113,12 @@ enum Command {
         /// DEADLINE where permitted, else SCHED_OTHER with a warning).
         #[arg(long, value_enum, default_value_t = SchedArg::Auto)]
         sched: SchedArg,
+        /// Keep the run's CPUs from halting between jobs with a SCHED_IDLE
+        /// spinner each: on, off, or auto (on in a virtual machine with
+        /// real-time policies, where a halted virtual CPU may wake for a
+        /// timer a millisecond late).
+        #[arg(long, value_enum, default_value_t = run::KeepAwake::Auto)]
+        keep_awake: run::KeepAwake,
     },
     /// Serve the GPU arbiter to other processes over a Unix socket (clients
     /// that die release what they held at once).
@@ -233,6 +239,7 @@ fn main() -> ExitCode {
             backend,
             klmirqd,
             sched,
+            keep_awake,
         } => run::run(&run::Options {
             file: &file,
             duration: &duration,
@@ -243,6 +250,7 @@ fn main() -> ExitCode {
             backend,
             klmirqd: &klmirqd,
             sched,
+            keep_awake,
         }),
         Command::Daemon {
             socket,

@@ -20,6 +20,16 @@ pub struct Options<'a> {
     pub backend: crate::gpu::BackendChoice,
     pub klmirqd: &'a KlmirqdArgs,
     pub sched: crate::SchedArg,
+    pub keep_awake: KeepAwake,
+}
+
+/// `--keep-awake`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum KeepAwake {
+    /// On in a virtual machine when real-time policies are asked for.
+    Auto,
+    On,
+    Off,
 }
 
 /// `--klmirqd` and `--klmirqd-server`, shared by `rtgpu run` and
@@ -161,6 +171,11 @@ pub fn run(o: &Options) -> ExitCode {
             realtime: o.realtime,
             backend,
             klmirqd,
+            keep_awake: match o.keep_awake {
+                KeepAwake::On => true,
+                KeepAwake::Off => false,
+                KeepAwake::Auto => o.realtime && rtgpu_runtime::os::in_virtual_machine(),
+            },
         },
     ) {
         Ok(mut out) => {

@@ -44,6 +44,8 @@ pub enum SchedPolicy {
     Other { nice: i32 },
     /// SCHED_FIFO with a priority 1..=99 (higher runs first).
     Fifo { priority: u8 },
+    /// SCHED_IDLE: runs only when nothing else wants the CPU.
+    Idle,
     /// SCHED_DEADLINE reservation: `runtime` every `period` within `deadline`.
     Deadline {
         runtime: Nanos,
@@ -65,6 +67,7 @@ impl SchedPolicy {
         match self {
             SchedPolicy::Other { nice } => format!("SCHED_OTHER (nice {nice})"),
             SchedPolicy::Fifo { priority } => format!("SCHED_FIFO {priority}"),
+            SchedPolicy::Idle => "SCHED_IDLE".to_string(),
             SchedPolicy::Deadline {
                 runtime,
                 deadline,
@@ -101,6 +104,7 @@ struct SchedAttr {
 
 const SCHED_OTHER: u32 = 0;
 const SCHED_FIFO: u32 = 1;
+const SCHED_IDLE: u32 = 5;
 const SCHED_DEADLINE: u32 = 6;
 
 /// The calling thread's kernel thread id.
@@ -124,6 +128,7 @@ pub fn set_sched_policy(tid: libc::pid_t, policy: SchedPolicy) -> Result<(), OsE
             attr.sched_policy = SCHED_FIFO;
             attr.sched_priority = u32::from(priority);
         }
+        SchedPolicy::Idle => attr.sched_policy = SCHED_IDLE,
         SchedPolicy::Deadline {
             runtime,
             deadline,
@@ -179,9 +184,21 @@ pub fn sched_policy(tid: libc::pid_t) -> Result<SchedPolicy, OsError> {
             deadline: attr.sched_deadline,
             period: attr.sched_period,
         },
+        SCHED_IDLE => SchedPolicy::Idle,
         _ => SchedPolicy::Other {
             nice: attr.sched_nice,
         },
+    })
+}
+
+/// Whether this kernel runs under a hypervisor (the `hypervisor` CPU flag
+/// in /proc/cpuinfo): a halted virtual CPU may take a millisecond or more
+/// to wake for a timer (`rtgpu run --keep-awake`).
+pub fn in_virtual_machine() -> bool {
+    std::fs::read_to_string("/proc/cpuinfo").is_ok_and(|s| {
+        s.lines()
+            .filter(|l| l.starts_with("flags"))
+            .any(|l| l.split_whitespace().any(|f| f == "hypervisor"))
     })
 }
 

@@ -69,6 +69,7 @@ fn run_planned_charging(
             realtime,
             backend: None,
             klmirqd,
+            keep_awake: false,
         },
     )
     .expect("runs")

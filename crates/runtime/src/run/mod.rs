@@ -27,6 +27,7 @@
 //! `reporting.rs` (the records and the summary beside the analysed bounds);
 //! [`gpu_section`], [`edf`] and [`vgpu`] as their own comments say.
 
+mod awake;
 mod delays;
 pub mod edf;
 pub mod gpu_section;
@@ -62,6 +63,9 @@ pub struct RunConfig {
     /// klmirqd's mode for the completion threads, used when the workload's
     /// `interrupts` is `"klmirqd"`.
     pub klmirqd: KlmirqdMode,
+    /// Keep the run's CPUs from halting between jobs (`awake`): a SCHED_IDLE
+    /// spinner per CPU while jobs are released.
+    pub keep_awake: bool,
 }
 
 impl RunConfig {
@@ -74,6 +78,7 @@ impl RunConfig {
             realtime,
             backend: None,
             klmirqd: KlmirqdMode::Dependent,
+            keep_awake: false,
         }
     }
 }
@@ -139,15 +144,45 @@ pub fn run(
     plan: &Plan,
     config: &RunConfig,
 ) -> Result<RunOutcome, RunError> {
-    let (prepared, specs) = setup::prepare(workload, report, plan, config)?;
-    let ran = release::execute(specs, &prepared.clusters, config.duration)?;
+    let (mut prepared, specs) = setup::prepare(workload, report, plan, config)?;
+    let awake = if config.keep_awake {
+        let mut cpus = if plan.tasks.iter().any(|t| t.reservation.is_some()) {
+            crate::os::affinity(0).unwrap_or_default()
+        } else {
+            prepared.core_map.clone()
+        };
+        cpus.sort_unstable();
+        cpus.dedup();
+        match awake::KeepAwake::start(&cpus) {
+            Ok(a) => {
+                prepared.notes.insert(
+                    0,
+                    format!(
+                        "--keep-awake: a SCHED_IDLE spinner on CPU(s) {cpus:?} kept them from \
+                         halting between jobs (a halted virtual CPU may wake a millisecond late)"
+                    ),
+                );
+                Some(a)
+            }
+            Err(e) => {
+                prepared
+                    .warnings
+                    .push(format!("--keep-awake: not applied: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let ran = release::execute(specs, &prepared.clusters, config.duration);
+    drop(awake);
     Ok(reporting::outcome(
         workload,
         report,
         plan,
         config.duration,
         prepared,
-        ran,
+        ran?,
     ))
 }
 
