@@ -251,3 +251,20 @@ def test_simulate_method_places_and_bounds_by_that_analysis() -> None:
     assert cam_o.bound is None
     with pytest.raises(ValueError, match="method"):
         w.simulate(duration="1 s", method="psychic")
+
+
+def test_under_deadline_makes_every_task_a_reservation() -> None:
+    w = rtgpu.load_workload(EXAMPLES / "perception-1gpu.toml")
+    d = w.under_deadline()
+    assert all(t.reservation for t in d.tasks)
+    assert not any(t.reservation for t in w.tasks)
+    report = d.analyze()
+    assert any("SCHED_DEADLINE" in n for n in report.notes)
+    sim = d.simulate(duration="200 ms")
+    assert sum(t.jobs for t in sim.tasks) > 0
+    late = rtgpu.parse_workload(
+        '[platform]\ncores = 1\n[[task]]\nname = "x"\nwcet = "1 ms"\n'
+        'period = "10 ms"\ndeadline = "20 ms"\n'
+    )
+    with pytest.raises(ValueError, match="task x: deadline 20 ms > period 10 ms"):
+        late.under_deadline()

@@ -297,6 +297,18 @@ impl PyWorkload {
         }
     }
 
+    /// The workload with every task a SCHED_DEADLINE reservation (`rtgpu
+    /// analyze/simulate/run --sched deadline`): its analysis and simulation
+    /// are the deadline mode's. ValueError naming what cannot be one (a
+    /// vGPU member, D > T, CPU work inside a GPU section, GPUs in several
+    /// clusters).
+    fn under_deadline(&self) -> PyResult<PyWorkload> {
+        self.workload
+            .under_deadline()
+            .map(PyWorkload::new)
+            .map_err(value_error)
+    }
+
     /// Runs the workload in virtual time (what `rtgpu simulate` runs) and
     /// returns what each task did beside its analysis bound. Runs without
     /// the GIL.
