@@ -246,3 +246,64 @@ fn schema_is_json() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("schema is JSON");
     assert!(v.is_object());
 }
+
+/// `--sched deadline` on analyze and simulate: every task a reservation
+/// (the note says so, the plan gives each SCHED_DEADLINE parameters, the
+/// simulator runs them as CBS servers); a workload that cannot be one is
+/// refused naming the task; `--sched` takes only its three words.
+#[test]
+fn sched_deadline_is_the_same_system_in_analyze_and_simulate() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let plan = dir.path().join("plan.json");
+    let o = rtgpu(&[
+        "analyze",
+        &example("perception-1gpu.toml"),
+        "--sched",
+        "deadline",
+        "--plan",
+        plan.to_str().expect("utf8"),
+    ]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("note: --sched deadline: every task thread is a SCHED_DEADLINE"),
+        "{text}"
+    );
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan).expect("plan written")).expect("json");
+    let tasks = plan["tasks"].as_array().expect("tasks");
+    assert_eq!(tasks.len(), 7);
+    assert!(
+        tasks
+            .iter()
+            .all(|t| t["reservation"]["runtime"].as_u64().is_some()),
+        "{plan}"
+    );
+    let o = rtgpu(&[
+        "simulate",
+        &example("perception-1gpu.toml"),
+        "--sched",
+        "deadline",
+        "--duration",
+        "300ms",
+    ]);
+    assert!(
+        stdout(&o).contains("SCHED_DEADLINE threads: CPU reservations (joint-control, balance"),
+        "{}",
+        stdout(&o)
+    );
+    let late = write(
+        dir.path(),
+        "late.toml",
+        "[platform]\ncores = 1\n[[task]]\nname = \"x\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\n\
+         deadline = \"20 ms\"\n",
+    );
+    let o = rtgpu(&["analyze", &late, "--sched", "deadline"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("task x: deadline 20 ms > period 10 ms"),
+        "{}",
+        stderr(&o)
+    );
+    let o = rtgpu(&["analyze", &late, "--sched", "rr"]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -158,3 +158,110 @@ gpu = { kernels = ["3 ms"] }
         out.notes
     );
 }
+
+/// `--sched deadline` (`Workload::under_deadline`): every thread, the
+/// GPU-using one too (emulated GPU), runs under SCHED_DEADLINE with its
+/// plan's parameters, read back from the kernel (`sched_getattr`); the
+/// policy line says so and no FIFO warning appears.
+#[test]
+fn under_deadline_every_thread_is_a_reservation() {
+    let caps = os::probe_capabilities();
+    if !caps.deadline {
+        eprintln!(
+            "SKIPPED: SCHED_DEADLINE is not permitted here ({:?})",
+            caps.reason
+        );
+        return;
+    }
+    let w = rtgpu_model::parse_workload(
+        "[platform]\ncores = 2\n[[platform.gpu]]\nname = \"g\"\n\
+         [policy]\ninterrupts = \"klmirqd\"\ntokens_per_gpu = 1\n\
+         [[task]]\nname = \"loop\"\nwcet = \"100 us\"\nperiod = \"2 ms\"\n\
+         [[task]]\nname = \"cam\"\nwcet = \"1 ms\"\nperiod = \"40 ms\"\n\
+         gpu = { copy_in = \"1 MiB\", kernels = [\"2 ms\"], copy_out = \"256 KiB\" }\n",
+        "dl.toml",
+    )
+    .expect("valid")
+    .under_deadline()
+    .expect("every task can be a reservation");
+    let (report, plan) = rtgpu_analysis::workload::analyze(&w);
+    let out = run(&w, &report, &plan, &RunConfig::new(200_000_000, true)).expect("runs");
+    assert!(
+        out.policy.starts_with("SCHED_DEADLINE: every task"),
+        "{}",
+        out.policy
+    );
+    assert!(
+        !out.warnings
+            .iter()
+            .any(|w| w.contains("ordinary priorities")),
+        "{:?}",
+        out.warnings
+    );
+    for (t, p) in out.tasks.iter().zip(&plan.tasks) {
+        let r = p.reservation.expect("every task is a reservation");
+        let want = os::SchedPolicy::Deadline {
+            runtime: r.runtime,
+            deadline: r.deadline,
+            period: r.period,
+        }
+        .describe();
+        assert_eq!(t.ran_under.as_deref(), Some(want.as_str()), "{}", t.name);
+        assert!(t.jobs > 0, "{}", t.name);
+    }
+}
+
+/// The negative control: a 1 kHz loop of 400 us beside four busy loops
+/// per CPU misses most deadlines at SCHED_OTHER (a fair share of a CPU is
+/// a fifth of it) and next to none as a reservation, which the busy loops
+/// cannot take from it. 1 s each.
+#[test]
+fn reservations_prevent_the_misses_of_a_loaded_cpu() {
+    let caps = os::probe_capabilities();
+    if !caps.deadline {
+        eprintln!(
+            "SKIPPED: SCHED_DEADLINE is not permitted here ({:?})",
+            caps.reason
+        );
+        return;
+    }
+    let cpus = caps.cpus.len().max(1);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let hogs: Vec<_> = (0..4 * cpus)
+        .map(|_| {
+            let stop = std::sync::Arc::clone(&stop);
+            std::thread::spawn(move || {
+                let mut n = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    n = std::hint::black_box(n.wrapping_add(1));
+                }
+            })
+        })
+        .collect();
+    let w = rtgpu_model::parse_workload(
+        "[platform]\ncores = 1\n[[task]]\nname = \"loop\"\nwcet = \"400 us\"\nperiod = \"1 ms\"\n",
+        "loaded.toml",
+    )
+    .expect("valid");
+    let misses = |w: &rtgpu_model::Workload, realtime: bool| {
+        let (report, plan) = rtgpu_analysis::workload::analyze(w);
+        let out = run(w, &report, &plan, &RunConfig::new(1_000_000_000, realtime)).expect("runs");
+        (out.tasks[0].deadline_misses, out.tasks[0].jobs)
+    };
+    let (other, n_other) = misses(&w, false);
+    let dl = w.under_deadline().expect("a reservation");
+    let (deadline, n_dl) = misses(&dl, true);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for h in hogs {
+        let _ = h.join();
+    }
+    eprintln!("SCHED_OTHER: {other} of {n_other} missed; SCHED_DEADLINE: {deadline} of {n_dl}");
+    assert!(
+        other * 5 >= n_other,
+        "SCHED_OTHER beside the hogs: only {other} of {n_other} missed"
+    );
+    assert!(
+        deadline * 50 <= n_dl,
+        "SCHED_DEADLINE: {deadline} of {n_dl} missed"
+    );
+}
