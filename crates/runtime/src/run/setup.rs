@@ -345,6 +345,21 @@ fn gpus(
     if let Some(n) = klmirqd_note(&clusters, realtime, &gpu_reservations) {
         notes.push(n);
     }
+    // A completion the driver signals needs its interrupt thread, which
+    // no reservation lets run: its wait is in no bound.
+    if !gpu_reservations.is_empty() && backend.as_ref().is_some_and(|b| b.name() == "cuda") {
+        let irq = os::find_threads(os::is_nvidia_irq_thread).unwrap_or_default();
+        if !irq.is_empty() {
+            warnings.push(format!(
+                "the NVIDIA driver's interrupt threads ({}) run at {}, below every \
+                 SCHED_DEADLINE thread: a GPU completion of the reservations ({}) waits until \
+                 a CPU has no runnable reservation, which no analysed bound charges",
+                irq.iter().map(|(_, c)| c.as_str()).collect::<Vec<_>>().join(", "),
+                os::sched_policy(irq[0].0).map_or("a fixed priority".to_string(), |p| p.describe()),
+                gpu_reservations.join(", ")
+            ));
+        }
+    }
     let mirrored: Vec<String> = clusters
         .iter()
         .flatten()
