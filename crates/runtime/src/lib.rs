@@ -26,6 +26,7 @@
 //! - [`run`]: `rtgpu run`, the workload launched on real threads.
 
 pub mod arbiter;
+pub mod calibrate;
 pub mod client;
 pub mod daemon;
 pub mod futex;
