@@ -107,11 +107,19 @@ impl Chosen {
         }
     }
 
-    /// Where the overheads come from, in words (no values).
-    pub fn origin(&self) -> String {
+    /// Where the overheads come from, in words (no values); `used` tells
+    /// the workload's own apart (Table III, zero, or its own values).
+    pub fn origin(&self, used: &Overheads) -> String {
         match self {
+            Chosen::Workload if *used == Overheads::default() => {
+                "the workload's: seed 000 Table III (not measured here)".to_string()
+            }
+            Chosen::Workload if *used == Overheads::zero() => {
+                "the workload's: zero (its [overheads] has base = \"zero\")".to_string()
+            }
             Chosen::Workload => {
-                "the workload's [overheads] (seed 000 Table III where it sets none)".to_string()
+                "the workload's [overheads] (seed 000 Table III for keys it does not set)"
+                    .to_string()
             }
             Chosen::File(p, _) => format!("the [overheads] of {}", p.display()),
             Chosen::Machine {
@@ -153,14 +161,14 @@ impl Chosen {
                 let (_, not) = measured.keys();
                 format!(
                     "{}: {}; Table III (not measured here): {}",
-                    self.origin(),
+                    self.origin(used),
                     measured.values_text(),
                     not.join(", ")
                 )
             }
             _ => format!(
                 "{}: {}",
-                self.origin(),
+                self.origin(used),
                 [
                     ("rel", used.rel),
                     ("sch", used.sch),
@@ -189,7 +197,7 @@ impl Chosen {
                 Chosen::File(..) => "file",
                 Chosen::Machine { .. } => "machine",
             },
-            "description": self.origin(),
+            "description": self.origin(used),
             "values": used,
         });
         match self {

@@ -155,6 +155,46 @@ impl ProbePolicy {
         }
     }
 
+    /// The highest policy this process gets: [`ProbePolicy::best`] of
+    /// [`os::probe_capabilities`], with SCHED_FIFO's priority tried on a
+    /// short-lived thread first (an RLIMIT_RTPRIO below 98 allows SCHED_FIFO
+    /// but not at 98: then the limit's priority, so the probes are not
+    /// refused and the cache key stays stable).
+    pub fn this_machine() -> ProbePolicy {
+        let best = ProbePolicy::best(&os::probe_capabilities());
+        let ProbePolicy::Fifo { priority } = best else {
+            return best;
+        };
+        let try_fifo = |p: u8| {
+            thread::spawn(move || {
+                os::set_sched_policy(0, SchedPolicy::Fifo { priority: p }).is_ok()
+            })
+            .join()
+            .unwrap_or(false)
+        };
+        if try_fifo(priority) {
+            return best;
+        }
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: lim is a valid rlimit for getrlimit to fill.
+        let limit = if unsafe { libc::getrlimit(libc::RLIMIT_RTPRIO, &mut lim) } == 0 {
+            u8::try_from(lim.rlim_cur.min(99)).unwrap_or(0)
+        } else {
+            0
+        };
+        if limit >= 1 && limit < priority && try_fifo(limit) {
+            ProbePolicy::Fifo { priority: limit }
+        } else {
+            ProbePolicy::best(&os::Capabilities {
+                fifo: false,
+                ..os::probe_capabilities()
+            })
+        }
+    }
+
     /// Words for the outputs: "SCHED_FIFO 98", "SCHED_DEADLINE",
     /// "SCHED_OTHER".
     pub fn describe(self) -> String {
@@ -538,8 +578,7 @@ impl Measured {
 
 /// Measures this machine at the highest policy it permits (module docs).
 pub fn measure(config: &CalibrationConfig) -> Measured {
-    let caps = os::probe_capabilities();
-    measure_at(config, ProbePolicy::best(&caps))
+    measure_at(config, ProbePolicy::this_machine())
 }
 
 /// Measures this machine with the probe threads at `policy`. A probe

@@ -142,7 +142,7 @@ pub fn machine_overheads_in(
     config: &CalibrationConfig,
     before_measuring: &mut dyn FnMut(),
 ) -> (Measured, Cached, Option<String>) {
-    let policy = ProbePolicy::best(&os::probe_capabilities());
+    let policy = ProbePolicy::this_machine();
     let key = Machine::this().key(policy);
     let mut why_not_cached = None;
     if let (Some(d), false) = (&dir, refresh) {
