@@ -7,8 +7,9 @@
 //!   [--trace OUT.json] [--svg OUT.svg] [--scenario AEDG,2MB]`: the workload
 //!   in virtual time (crates/sim); exit status 0 when no deadline is missed.
 //! - `rtgpu schema`: the JSON Schema of the workload file, for editors.
-//! - `rtgpu run FILE [--duration D]`: the workload on real threads (CPU work
-//!   so far), measured response times beside the analysed bounds.
+//! - `rtgpu run FILE [--duration D] [--overheads SOURCE]`: the workload on
+//!   real threads, measured response times beside the analysed bounds
+//!   (charging this machine's measured overheads by default).
 //! - `rtgpu daemon [--socket PATH]`: the cross-process GPU arbiter.
 //! - `rtgpu gpu [--backend auto|cuda|emulated] [--check]`: the GPUs and
 //!   real-time privileges the runtime would use, and a measured self-test.
@@ -19,6 +20,7 @@ mod daemon;
 mod experiment;
 mod gpu;
 mod latency;
+mod overheads;
 mod render;
 mod run;
 mod simulate;
@@ -59,10 +61,16 @@ enum Command {
         /// `rtgpu run` consumes, as JSON.
         #[arg(long, value_name = "OUT")]
         plan: Option<PathBuf>,
-        /// Use the `[overheads]` table of this file (as written by `rtgpu
-        /// latency report --export-overheads`) instead of the workload's.
-        #[arg(long, value_name = "FILE")]
-        overheads: Option<PathBuf>,
+        /// Overheads the analysis charges: `workload` (default: the file's
+        /// own `[overheads]`, seed 000 Table III where absent), `machine`
+        /// (this machine's measurement, cached; measured first if absent),
+        /// `measure` (measure now, refresh the cache) or a FILE with an
+        /// `[overheads]` table (as `rtgpu latency report
+        /// --export-overheads` writes). Keywords win: `./machine` for a
+        /// file of that name.
+        #[arg(long, value_name = "SOURCE", default_value = "workload",
+              value_parser = overheads::Source::parse)]
+        overheads: overheads::Source,
         #[arg(long, value_enum, default_value_t = MethodArg::Aware)]
         method: MethodArg,
         #[arg(long, value_enum, default_value_t = SchedArg::Fifo)]
@@ -119,6 +127,16 @@ enum Command {
         /// timer a millisecond late).
         #[arg(long, value_enum, default_value_t = run::KeepAwake::Auto)]
         keep_awake: run::KeepAwake,
+        /// Overheads the analysis charges (and so the plan that runs and
+        /// the bounds beside it): `workload` (default: the file's own
+        /// `[overheads]`, seed 000 Table III where absent), `machine` (this
+        /// machine's measurement, cached; measured first if absent, about
+        /// 2 s), `measure` (measure now, refresh the cache) or a FILE with
+        /// an `[overheads]` table. Keywords win: `./machine` for a file of
+        /// that name.
+        #[arg(long, value_name = "SOURCE", default_value = "workload",
+              value_parser = overheads::Source::parse)]
+        overheads: overheads::Source,
     },
     /// Serve the GPU arbiter to other processes over a Unix socket (clients
     /// that die release what they held at once).
@@ -219,14 +237,7 @@ fn main() -> ExitCode {
             overheads,
             method,
             sched,
-        } => run_analyze(
-            &file,
-            json,
-            plan.as_deref(),
-            overheads.as_deref(),
-            method,
-            sched,
-        ),
+        } => run_analyze(&file, json, plan.as_deref(), &overheads, method, sched),
         Command::Latency(cmd) => latency::run(cmd),
         Command::Simulate(args) => simulate::run(&args),
         Command::Run {
@@ -240,6 +251,7 @@ fn main() -> ExitCode {
             klmirqd,
             sched,
             keep_awake,
+            overheads,
         } => run::run(&run::Options {
             file: &file,
             duration: &duration,
@@ -251,6 +263,7 @@ fn main() -> ExitCode {
             klmirqd: &klmirqd,
             sched,
             keep_awake,
+            overheads: &overheads,
         }),
         Command::Daemon {
             socket,
@@ -386,7 +399,7 @@ fn run_analyze(
     file: &std::path::Path,
     json: bool,
     plan_out: Option<&std::path::Path>,
-    overheads: Option<&std::path::Path>,
+    overheads: &overheads::Source,
     method: MethodArg,
     sched: SchedArg,
 ) -> ExitCode {
@@ -405,15 +418,14 @@ fn run_analyze(
             return ExitCode::from(EXIT_INVALID);
         }
     };
-    if let Some(path) = overheads {
-        match rtgpu_model::load_overheads(path) {
-            Ok(o) => workload.overheads = o,
-            Err(e) => {
-                eprintln!("{e}");
-                return ExitCode::from(EXIT_INVALID);
-            }
+    let chosen = match overheads::resolve(overheads) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(EXIT_INVALID);
         }
-    }
+    };
+    chosen.apply(&mut workload);
     let extra = Extra {
         method: method.into(),
         ..Extra::default()
@@ -423,6 +435,7 @@ fn run_analyze(
         report.notes.extend(sched_note);
         report.notes.push(deadline_note());
     }
+    report.notes.extend(chosen.note(&workload.overheads));
     if json {
         match serde_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),

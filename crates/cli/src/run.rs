@@ -21,6 +21,7 @@ pub struct Options<'a> {
     pub klmirqd: &'a KlmirqdArgs,
     pub sched: crate::SchedArg,
     pub keep_awake: KeepAwake,
+    pub overheads: &'a crate::overheads::Source,
 }
 
 /// `--keep-awake`.
@@ -121,16 +122,6 @@ pub fn run(o: &Options) -> ExitCode {
         crate::SchedArg::Auto if !o.realtime => (rtgpu_model::Sched::Fifo, None),
         s => s.resolve(),
     };
-    let loaded = rtgpu_model::load_workload(o.file)
-        .map_err(|e| e.to_string())
-        .and_then(|w| crate::under_sched(w, sched, "run"));
-    let workload = match loaded {
-        Ok(w) => w,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(2);
-        }
-    };
     let dur = match rtgpu_model::units::parse_duration(o.duration) {
         Ok(0) | Err(_) => {
             eprintln!(
@@ -148,6 +139,28 @@ pub fn run(o: &Options) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let loaded = rtgpu_model::load_workload(o.file)
+        .map_err(|e| e.to_string())
+        .and_then(|w| crate::under_sched(w, sched, "run"));
+    let mut workload = match loaded {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    // The overheads the bounds charge: this machine's measurement by
+    // default, taken (if not cached) after the arguments are checked and
+    // before anything else runs, so the probes have the machine to
+    // themselves. The simulation beside the run charges the same.
+    let chosen = match crate::overheads::resolve(o.overheads) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    chosen.apply(&mut workload);
     // Independent klmirqd: the servers it starts are charged in the bounds
     // shown beside the measurements (run() says so, or what is not).
     let extra = run::klmirqd_extra(&workload, &klmirqd);
@@ -218,6 +231,7 @@ pub fn run(o: &Options) -> ExitCode {
             "simulated_max_response": &sim_max,
             "unexplained_delay_cdf": rtgpu_sim::inversion_cdf(&outcome.unexplained_delays),
             "simulation_error": simulated.as_ref().err().map(|e| e.to_string()),
+            "overheads": chosen.json(&workload.overheads),
         });
         match serde_json::to_string_pretty(&doc) {
             Ok(s) => println!("{s}"),
@@ -227,7 +241,16 @@ pub fn run(o: &Options) -> ExitCode {
             }
         }
     } else {
-        print!("{}", text(&workload.name, &outcome, dur, &sim_max));
+        print!(
+            "{}",
+            text(
+                &workload.name,
+                &outcome,
+                dur,
+                &sim_max,
+                &chosen.line(&workload.overheads)
+            )
+        );
         if let Err(e) = &simulated {
             println!("(no simulated figures: {e})");
         }
@@ -254,7 +277,13 @@ pub fn run(o: &Options) -> ExitCode {
     ExitCode::from(if misses == 0 { 0 } else { 1 })
 }
 
-fn text(name: &str, out: &RunOutcome, dur: u64, sim_max: &[Option<u64>]) -> String {
+fn text(
+    name: &str,
+    out: &RunOutcome,
+    dur: u64,
+    sim_max: &[Option<u64>],
+    overheads: &str,
+) -> String {
     let mut s = String::new();
     for w in &out.warnings {
         let _ = writeln!(s, "WARNING: {w}");
@@ -266,6 +295,7 @@ fn text(name: &str, out: &RunOutcome, dur: u64, sim_max: &[Option<u64>]) -> Stri
         out.jobs.len()
     );
     let _ = writeln!(s, "policy     {}", out.policy);
+    let _ = writeln!(s, "overheads  {overheads}");
     if let Some(b) = &out.backend {
         let _ = writeln!(
             s,

@@ -3,11 +3,25 @@
 
 use std::process::{Command, Output};
 
+/// `rtgpu` with a cache directory of this test binary's own, so no test
+/// writes this machine's measured overheads into the real ~/.cache.
 fn rtgpu(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rtgpu"))
-        .args(args)
-        .output()
-        .expect("the rtgpu binary runs")
+    static CACHE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(|| tempfile::tempdir().expect("tempdir"));
+    rtgpu_with_cache(args, cache.path(), None)
+}
+
+fn rtgpu_with_cache(
+    args: &[&str],
+    cache: &std::path::Path,
+    cwd: Option<&std::path::Path>,
+) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rtgpu"));
+    c.args(args).env("XDG_CACHE_HOME", cache);
+    if let Some(d) = cwd {
+        c.current_dir(d);
+    }
+    c.output().expect("the rtgpu binary runs")
 }
 
 fn example(name: &str) -> String {
@@ -46,6 +60,8 @@ fn a_light_workload_runs_and_writes_its_jobs_and_trace() {
         csv.to_str().expect("utf-8"),
         "--trace",
         trace.to_str().expect("utf-8"),
+        "--overheads",
+        "workload",
     ]);
     let out = String::from_utf8_lossy(&o.stdout);
     // Exit 0 or 1 (a loaded test machine may make a job late); never 2.
@@ -114,6 +130,8 @@ fn an_edf_plan_with_gpu_tasks_runs() {
         &example("feature-tracking.toml"),
         "--duration",
         "100 ms",
+        "--overheads",
+        "workload",
     ]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert_ne!(
@@ -150,6 +168,8 @@ fn klmirqd_modes_are_reported_and_bad_server_settings_refused() {
             "emulated",
             "--klmirqd",
             mode,
+            "--overheads",
+            "workload",
         ]);
         let out = String::from_utf8_lossy(&o.stdout);
         // Without real-time privilege both modes run SCHED_OTHER and say so.
@@ -185,4 +205,197 @@ fn klmirqd_modes_are_reported_and_bad_server_settings_refused() {
         assert!(err.contains("--klmirqd-server"), "{bad}: {err}");
         assert!(err.contains("RUNTIME/PERIOD"), "{bad}: {err}");
     }
+}
+
+/// `--overheads workload`: the file's own `[overheads]`, Table III where it
+/// sets none (what `rtgpu run` charged before it measured the machine).
+#[test]
+fn workload_overheads_keep_table_iii() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("light.toml");
+    std::fs::write(&file, LIGHT).expect("write");
+    let f = file.to_str().expect("utf-8");
+    let args = [
+        "run",
+        f,
+        "--duration",
+        "50 ms",
+        "--no-realtime",
+        "--overheads",
+        "workload",
+    ];
+    let o = rtgpu_with_cache(&args, dir.path(), None);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{out}");
+    assert!(
+        out.contains(
+            "overheads  the workload's: seed 000 Table III (not measured here) (`--overheads \
+             machine` charges this machine's, measured in about 2 s): rel 670 ns, sch 630 ns, cxs 360 ns, ipi 600 ns, tck 860 ns, th 16.44 us"
+        ),
+        "{out}"
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("measuring"), "{err}");
+    assert!(
+        !dir.path().join("rtgpu").exists(),
+        "nothing measured, nothing cached"
+    );
+    let mut json = args.to_vec();
+    json.push("--json");
+    let o = rtgpu_with_cache(&json, dir.path(), None);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["overheads"]["source"], "workload");
+    let t3 = rtgpu_model::Overheads::default();
+    assert_eq!(
+        v["overheads"]["values"],
+        serde_json::to_value(t3).expect("json")
+    );
+}
+
+/// `--overheads measure` measures (one progress line), caches, and says
+/// so; `machine` then reads the cache; analyze notes it.
+#[test]
+fn measured_overheads_are_cached_and_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let file = dir.path().join("light.toml");
+    std::fs::write(&file, LIGHT).expect("write");
+    let f = file.to_str().expect("utf-8");
+    let o = rtgpu_with_cache(
+        &["run", f, "--duration", "50 ms", "--overheads", "measure"],
+        &cache,
+        None,
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{out}{err}");
+    assert_eq!(
+        err.matches("measuring this machine's overheads (about 2 s; cached for later runs)...")
+            .count(),
+        1,
+        "{err}"
+    );
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("overheads  "))
+        .unwrap_or_else(|| panic!("no overheads line: {out}"));
+    assert!(
+        line.starts_with(&format!(
+            "overheads  measured on this machine now (cached to {}",
+            cache.join("rtgpu").join("overheads-").display()
+        )),
+        "{line}"
+    );
+    assert!(line.contains(" probes): rel "), "{line}");
+    assert!(line.contains(", tck "), "{line}");
+    assert!(
+        line.ends_with("; Table III (not measured here): th, bh, krel, paisch, pairel"),
+        "{line}"
+    );
+    let cached: Vec<_> = std::fs::read_dir(cache.join("rtgpu"))
+        .expect("cache dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(cached.len(), 1, "{cached:?}");
+    let oh = rtgpu_model::load_overheads(&cached[0]).expect("an [overheads] file");
+
+    // `machine`: the cache, no measurement.
+    let o = rtgpu_with_cache(
+        &[
+            "run",
+            f,
+            "--duration",
+            "50 ms",
+            "--json",
+            "--overheads",
+            "machine",
+        ],
+        &cache,
+        None,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("measuring"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let j = &v["overheads"];
+    assert_eq!(j["source"], "machine", "{j}");
+    assert_eq!(j["cache"]["read"], cached[0].display().to_string(), "{j}");
+    assert_eq!(j["values"], serde_json::to_value(oh).expect("json"), "{j}");
+    assert_eq!(
+        j["not_measured"].as_array().map(|a| a.len() >= 5),
+        Some(true),
+        "{j}"
+    );
+    assert_eq!(
+        j["samples"]["wake"].as_u64().map(|n| n >= 2_000),
+        Some(true),
+        "{j}"
+    );
+
+    // analyze: the source in the report's notes; the default stays the
+    // workload's own overheads.
+    let o = rtgpu_with_cache(&["analyze", f, "--overheads", "machine"], &cache, None);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("note: overheads: measured on this machine (cached "),
+        "{out}"
+    );
+    let o = rtgpu_with_cache(&["analyze", f], &cache, None);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains("note: overheads:"), "{out}");
+    assert!(out.contains("seed 000 Table III overheads"), "{out}");
+}
+
+/// A file named like a keyword: the keyword wins, with a note; `./machine`
+/// is the file.
+#[test]
+fn keywords_win_over_files_of_the_same_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("light.toml");
+    std::fs::write(&file, LIGHT).expect("write");
+    std::fs::write(
+        dir.path().join("machine"),
+        "[overheads]\nrel = \"123 us\"\n",
+    )
+    .expect("write");
+    let o = rtgpu_with_cache(
+        &[
+            "analyze",
+            "light.toml",
+            "--json",
+            "--overheads",
+            "./machine",
+        ],
+        &dir.path().join("cache"),
+        Some(dir.path()),
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["tasks"][0]["charges"]["release"], 123_000 + 600, "{out}");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("overheads: the [overheads] of ./machine"),
+        "{notes}"
+    );
+    // The keyword `machine` measures, though a file of that name is here.
+    let o = rtgpu_with_cache(
+        &["analyze", "light.toml", "--overheads", "machine"],
+        &dir.path().join("cache"),
+        Some(dir.path()),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("the keyword wins over the file ./machine here; pass ./machine"),
+        "{err}"
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("note: overheads: measured on this machine")
+    );
+    // A missing file is an error naming it.
+    let o = rtgpu_with_cache(
+        &["analyze", "light.toml", "--overheads", "nothing.toml"],
+        &dir.path().join("cache"),
+        Some(dir.path()),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nothing.toml"));
 }

@@ -24,8 +24,13 @@
 //!   [`client`]: one guard-based client API over both; [`klmirqd`]: the
 //!   owner's priority mirrored onto the driver's interrupt threads.
 //! - [`run`]: `rtgpu run`, the workload launched on real threads.
+//! - [`calibrate`]: a short self-measurement of the seed 000 overheads user
+//!   space can see on this machine (release, scheduling and context switch,
+//!   IPI, tick), and its per-machine cache, which `rtgpu run` charges in the
+//!   bounds it prints by default.
 
 pub mod arbiter;
+pub mod calibrate;
 pub mod client;
 pub mod daemon;
 pub mod futex;

@@ -354,7 +354,10 @@ fn gpus(
                 "the NVIDIA driver's interrupt threads ({}) run at {}, below every \
                  SCHED_DEADLINE thread: a GPU completion of the reservations ({}) waits until \
                  a CPU has no runnable reservation, which no analysed bound charges",
-                irq.iter().map(|(_, c)| c.as_str()).collect::<Vec<_>>().join(", "),
+                irq.iter()
+                    .map(|(_, c)| c.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 os::sched_policy(irq[0].0).map_or("a fixed priority".to_string(), |p| p.describe()),
                 gpu_reservations.join(", ")
             ));
