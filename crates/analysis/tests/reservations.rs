@@ -215,10 +215,12 @@ fn table3(cores: u32, tasks: &str) -> rtgpu_model::Workload {
 /// The runtime pays the job's overheads (Table III, seed 000 App. B): its
 /// release rel + ipi = 670 + 600 = 1,270 ns, scheduling 2(sch + cxs) =
 /// 2(630 + 360) = 1,980 ns, ticks ⌈1.002 ms / 1 ms⌉·860 = 1,720 ns (Eq. 24
-/// over the window D − J): 1 ms of work needs 1,004,970 ns. A deadline of
-/// 1.002 ms caps the runtime there (the simulator throttles such a job in
-/// every period and it finishes a period late); 1.01 ms leaves room
-/// (density 1.01 / 1.01 = 1 on one core).
+/// over the window D − J): 1 ms of work needs 1,004,970 ns. The
+/// reservation's deadline is D − rel − ipi (its wake-up comes that late):
+/// a deadline of 1.002 ms caps the runtime at 1,000,730 ns (the simulator
+/// throttles such a job in every period and it finishes a period late);
+/// 1.01 ms leaves room (runtime and deadline 1,008,730 ns: density 1 on
+/// one core).
 #[test]
 fn a_reservation_runtime_must_cover_its_overheads() {
     let job = |deadline: &str| {
@@ -235,7 +237,7 @@ fn a_reservation_runtime_must_cover_its_overheads() {
     assert!(
         report
             .reason
-            .contains("r (C + overheads = 1004.97 us > runtime 1002 us)"),
+            .contains("r (C + overheads = 1004.97 us > runtime 1000.73 us)"),
         "{}",
         report.reason
     );
