@@ -79,7 +79,9 @@ fn reservations_beyond_the_density_bound_are_not_schedulable() {
 /// A jittered reservation: the kernel sees the job only when its thread
 /// wakes, up to J after the release, and the CBS counts the deadline from
 /// there, so the plan's deadline is D − J (2 ms of jitter on D = 10 ms:
-/// 8 ms) and the runtime fits in it. A WCET above D − J cannot be served
+/// 8 ms), its period too (an implicit-deadline reservation: the next job
+/// wakes at least T − J later, after this server period), and the runtime
+/// fits in it. A WCET above D − J cannot be served
 /// in time: the verdict says so and names the task.
 #[test]
 fn a_jittered_reservation_gets_the_deadline_less_its_jitter() {
@@ -93,7 +95,7 @@ fn a_jittered_reservation_gets_the_deadline_less_its_jitter() {
     let r = plan.tasks[0].reservation.expect("r is a reservation");
     assert_eq!(
         (r.runtime, r.deadline, r.period),
-        (1_200_000, 8 * MS, 10 * MS)
+        (1_200_000, 8 * MS, 8 * MS)
     );
     assert_eq!(report.tasks[0].response_time, Some(10 * MS));
     let late = workload(

@@ -187,6 +187,7 @@ fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, 
     for (k, (&i, r)) in reserved.iter().zip(res.iter_mut()).enumerate() {
         if !w.tasks[i].uses_gpu() {
             r.deadline = r.deadline.saturating_sub(release_latency).max(1);
+            r.period = r.deadline;
             let need = costs.demand(k, w.tasks[i].wcet, r).runtime_need;
             r.runtime = r.runtime.max(need).min(r.deadline);
         }
