@@ -392,3 +392,39 @@ fn a_gpu_using_reservation_without_a_bound_is_named() {
         "{why}"
     );
 }
+
+/// A release latency (Δrel + Δipi, as measured on a virtual machine) that
+/// leaves a reservation no room: the verdict names the task, and the plan
+/// still gives its thread a runnable reservation (deadline and period
+/// D − J, the runtime its job needs), best effort, instead of a deadline
+/// the kernel refuses. With room, the deadline and period are D − J −
+/// Δrel − Δipi.
+#[test]
+fn a_release_latency_beyond_the_deadline_leaves_a_runnable_plan() {
+    let w = |rel: &str| {
+        rtgpu_model::parse_workload(
+            &format!(
+                "[platform]\ncores = 2\n[overheads]\nbase = \"zero\"\nrel = \"{rel}\"\n\
+                 ipi = \"10 us\"\n[[task]]\nname = \"loop\"\nwcet = \"150 us\"\n\
+                 period = \"1 ms\"\nreservation = true\n"
+            ),
+            "lat.toml",
+        )
+        .expect("valid")
+    };
+    let (report, plan) = analyze(&w("2 ms"));
+    assert_eq!(report.verdict, Verdict::NotSchedulable);
+    assert!(
+        report.reason.contains("loop (C + overheads"),
+        "{}",
+        report.reason
+    );
+    assert_eq!(report.tasks[0].response_time, None);
+    let r = plan.tasks[0].reservation.expect("a reservation");
+    assert_eq!((r.deadline, r.period), (MS, MS));
+    assert!(r.runtime >= 150_000 && r.runtime <= MS, "{r:?}");
+    let (report, plan) = analyze(&w("90 us"));
+    assert_eq!(report.verdict, Verdict::Schedulable, "{}", report.reason);
+    let r = plan.tasks[0].reservation.expect("a reservation");
+    assert_eq!((r.deadline, r.period), (900_000, 900_000));
+}

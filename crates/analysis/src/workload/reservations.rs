@@ -388,7 +388,11 @@ fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, 
             deadline: t.deadline,
             cores: all_cores.clone(),
             sched_fifo_priority: None,
-            reservation: Some(r),
+            reservation: Some(if t.uses_gpu() {
+                r
+            } else {
+                runnable(t, r, demands[k].runtime_need)
+            }),
             pieces: Vec::new(),
         };
         if t.uses_gpu() {
@@ -449,6 +453,21 @@ fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, 
     }
     plan.verdict = report.verdict;
     (report, plan)
+}
+
+/// What `rtgpu run` applies for a CPU-only reservation `r` of task `t`
+/// whose job needs `need` of runtime: `r`, or where the release latency
+/// left it no room for the job (a deadline below its runtime need or the
+/// kernel's 1,024 ns minimum; the verdict then names the task), the
+/// reservation without that latency (deadline and period D − J), so the
+/// thread still runs as a reservation, best effort.
+fn runnable(t: &rtgpu_model::Task, r: Reservation, need: Time) -> Reservation {
+    if r.deadline >= need.max(server::MIN_DEADLINE_RUNTIME) {
+        return r;
+    }
+    let mut plain = Reservation::of(t);
+    plain.runtime = plain.runtime.max(need).min(plain.deadline);
+    plain
 }
 
 /// A GPU-using reservation in [`analyze_tasks`]: its workload index and how
