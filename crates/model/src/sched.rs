@@ -63,7 +63,8 @@ impl Workload {
     /// Every task a CPU reservation (`reservation = true`): its thread a
     /// SCHED_DEADLINE reservation whose runtime, deadline and period the
     /// analysis plans, on every CPU (the kernel keeps a deadline thread's
-    /// affinity to its whole root domain, so cluster bindings go). The
+    /// affinity to its whole root domain, so cluster bindings go), a
+    /// batched GPU section ([`Workload::batched_section`]) with η = 1. The
     /// scheduler named in `[policy]` then schedules nothing; GPU-using
     /// tasks keep their GPUs, which must then all be in one cluster
     /// (a reservation uses the first cluster's GPUs,
@@ -126,7 +127,42 @@ impl Workload {
             t.reservation = true;
             t.cluster = None;
         }
+        // A batched section raises one completion interrupt per job, its
+        // last operation's (η = 1, seed 000 App. B's count).
+        let batched: Vec<bool> = (0..w.tasks.len()).map(|i| w.batched_section(i)).collect();
+        for (t, _) in w.tasks.iter_mut().zip(batched).filter(|(_, b)| *b) {
+            if let Some(g) = t.gpu.as_mut() {
+                g.interrupts = 1;
+            }
+        }
         Ok(w)
+    }
+}
+
+impl Workload {
+    /// Whether task `i`'s GPU section is submitted as one batch: a CPU
+    /// reservation (SCHED_DEADLINE) with its GPU to itself while it holds
+    /// its token (one token per GPU, no state migration that would copy on
+    /// another GPU's engines, no vGPU, no CPU work inside the section).
+    /// Its engine locks could only ever be granted at once, so its thread
+    /// queues every operation of the section in order and sleeps once, for
+    /// the last one's completion: two wake-ups (its token's grant and the
+    /// section's end) instead of one per operation, each of which the CBS
+    /// wake-up rule may delay (seed 001 §III-D). The simulator, `rtgpu run`
+    /// and the analysis (`GpuWakes`) all take it so: one completion
+    /// interrupt per job, at the end.
+    pub fn batched_section(&self, i: usize) -> bool {
+        let Some(t) = self.tasks.get(i) else {
+            return false;
+        };
+        let Some(g) = &t.gpu else { return false };
+        let gpus: usize = self.platform.clusters.iter().map(|c| c.gpus.len()).sum();
+        let migrates = gpus > 1
+            && self
+                .tasks
+                .iter()
+                .any(|u| u.gpu.as_ref().is_some_and(|g| g.state > 0));
+        t.reservation && g.vgpu.is_none() && g.cpu == 0 && self.policy.tokens() == 1 && !migrates
     }
 }
 
@@ -173,6 +209,27 @@ mod tests {
             e.contains("task cam: CPU work inside its GPU section"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_reservation_alone_on_its_gpu_submits_its_section_at_once() {
+        let one = |extra: &str| {
+            load(&BASE.replace(
+                "[[platform.gpu]]",
+                &format!("[policy]\n{extra}\n[[platform.gpu]]"),
+            ))
+            .under_deadline()
+            .expect("deadline")
+        };
+        let w = one("tokens_per_gpu = 1");
+        assert!(w.batched_section(1));
+        assert_eq!(w.tasks[1].gpu.as_ref().map(|g| g.interrupts), Some(1));
+        assert!(!w.batched_section(0), "CPU-only");
+        assert!(
+            !one("tokens_per_gpu = 2").batched_section(1),
+            "another holder's engines"
+        );
+        assert!(!load(BASE).batched_section(1), "not a reservation");
     }
 
     #[test]

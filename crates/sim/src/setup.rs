@@ -38,6 +38,9 @@ pub(crate) struct GpuTask {
     pub static_gpu: usize,
     /// Predicted GPU section cost per migration distance 0..=3.
     pub prior: [Time; 4],
+    /// The section is submitted at once (`Workload::batched_section`):
+    /// only its last operation raises an interrupt and wakes the job.
+    pub batched: bool,
 }
 
 pub(crate) struct TaskSetup {
@@ -419,6 +422,7 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
             vgpu: g.vgpu,
             static_gpu,
             prior: [base, base + peer, base + peer, base + sysmem],
+            batched: w.batched_section(i),
         });
     }
     // vGPUs: a GPU that has vGPUs runs only vGPU work on its execution

@@ -156,7 +156,7 @@ fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, 
     // every reservation's period counts in the others' preemptions.
     let wakes: Vec<Option<GpuWakes>> = reserved
         .iter()
-        .map(|&i| GpuWakes::of(w, &w.tasks[i], own_bottom_halves))
+        .map(|&i| GpuWakes::of(w, i, own_bottom_halves))
         .collect();
     let mut res: Vec<Reservation> = reserved
         .iter()
@@ -519,11 +519,19 @@ struct GpuWakes {
 
 impl GpuWakes {
     /// `None` for a CPU-only task.
-    fn of(w: &Workload, t: &rtgpu_model::Task, own_bottom_halves: bool) -> Option<GpuWakes> {
+    fn of(w: &Workload, i: usize, own_bottom_halves: bool) -> Option<GpuWakes> {
+        let t = &w.tasks[i];
         let g = t.gpu.as_ref()?;
         let staged = w.policy.gpu_allocator == rtgpu_model::GpuAllocator::KFmlp;
         let ops = u64::from(g.operations_for(w.policy.chunk_size, staged));
-        let completions = ops.max(u64::from(g.interrupts));
+        // A batched section (`Workload::batched_section`) wakes its job
+        // once, at its last operation's completion.
+        let batched = w.batched_section(i);
+        let completions = if batched {
+            1
+        } else {
+            ops.max(u64::from(g.interrupts))
+        };
         let o = &w.overheads;
         let mut resume = o.sch.saturating_add(o.cxs).saturating_mul(2);
         if own_bottom_halves {
@@ -550,7 +558,8 @@ impl GpuWakes {
             && w.tasks
                 .iter()
                 .any(|u| u.gpu.as_ref().is_some_and(|g| g.state > 0));
-        let contended = w.policy.engine_locks && (w.policy.tokens() > 1 || staged_or_peer);
+        let contended =
+            !batched && w.policy.engine_locks && (w.policy.tokens() > 1 || staged_or_peer);
         let lock_wakes = if contended { ops + 1 } else { 0 };
         Some(GpuWakes {
             // The token, one lock per operation and the GPU lock where

@@ -709,6 +709,20 @@ impl GpuBackend for CudaBackend {
             end,
         }))
     }
+
+    /// Every operation on the execution engine's stream, in order (a
+    /// stream serializes them; copies on it use the copy engines all the
+    /// same), between two events; one blocking-sync wait for the last.
+    fn run_sequence(&self, gpu: usize, ops: &[GpuOp]) -> Result<Nanos, GpuError> {
+        let launches = ops
+            .iter()
+            .map(|&op| self.prepare(gpu, op).map(|(_, _, launch)| launch))
+            .collect::<Result<Vec<Launch>, GpuError>>()?;
+        let g = self.gpu(gpu)?;
+        self.timed(&g.exec, |s| {
+            launches.iter().try_for_each(|l| self.launch(l, s))
+        })
+    }
 }
 
 /// What one operation enqueues, with its buffers resolved.

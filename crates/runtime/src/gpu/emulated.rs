@@ -144,6 +144,22 @@ impl Bus {
 enum Op {
     Kernel(Nanos),
     Transfer(Arc<Bus>, Bytes),
+    /// One after the other on one engine thread, replying once (a batched
+    /// section: the GPU is the job's alone meanwhile, so which engine
+    /// thread carries a copy does not change its time).
+    Sequence(Vec<Op>),
+}
+
+/// Carries out `op` on the calling engine thread.
+fn carry_out(op: Op) -> Result<(), GpuError> {
+    match op {
+        Op::Kernel(ns) => {
+            sleep_until(monotonic_now().saturating_add(ns));
+            Ok(())
+        }
+        Op::Transfer(bus, bytes) => bus.transfer(bytes),
+        Op::Sequence(ops) => ops.into_iter().try_for_each(carry_out),
+    }
 }
 
 struct Request {
@@ -170,13 +186,7 @@ fn engine_thread(name: String, rx: Receiver<Request>) -> std::io::Result<JoinHan
         let _ = crate::os::set_sched_policy(0, crate::os::SchedPolicy::Fifo { priority: 99 });
         for req in rx {
             let start = monotonic_now();
-            let result = match req.op {
-                Op::Kernel(ns) => {
-                    sleep_until(start.saturating_add(ns));
-                    Ok(())
-                }
-                Op::Transfer(bus, bytes) => bus.transfer(bytes),
-            };
+            let result = carry_out(req.op);
             let _ = req.reply.send(result.map(|()| monotonic_now() - start));
             if let Some(f) = req.on_done {
                 f();
@@ -353,6 +363,14 @@ impl GpuBackend for EmulatedBackend {
         let rx = Self::enqueue(engine, op, Some(on_done))?;
         Ok(Box::new(EmulatedInFlight { rx }))
     }
+
+    fn run_sequence(&self, gpu: usize, ops: &[GpuOp]) -> Result<Nanos, GpuError> {
+        let routed = ops
+            .iter()
+            .map(|&op| self.route(gpu, op).map(|(_, op)| op))
+            .collect::<Result<Vec<Op>, GpuError>>()?;
+        Self::run(&self.gpu(gpu)?.exec, Op::Sequence(routed))
+    }
 }
 
 /// An operation queued on an emulated engine.
@@ -397,6 +415,21 @@ mod tests {
         // Sleeping overshoots, never undershoots; the upper bound only catches
         // a wildly wrong model (a loaded machine adds wake-up latency).
         assert!((5 * MS..100 * MS).contains(&d), "took {d} ns");
+    }
+
+    /// A batched section: copies and kernels one after the other, one
+    /// reply: at least the sum of their modelled times.
+    #[test]
+    fn a_sequence_runs_its_operations_in_order_and_replies_once() {
+        let b = EmulatedBackend::new(&config(2, &[0])).expect("start");
+        let ops = [
+            GpuOp::Copy(CopyDir::HostToDevice, 2_000_000),
+            GpuOp::Kernel(3 * MS),
+            GpuOp::Copy(CopyDir::DeviceToHost, 1_000_000),
+        ];
+        let d = b.run_sequence(0, &ops).expect("sequence");
+        assert!((6 * MS..100 * MS).contains(&d), "took {d} ns");
+        assert!(b.run_sequence(1, &ops).is_err(), "no GPU 1");
     }
 
     #[test]

@@ -146,6 +146,11 @@ pub trait GpuBackend: Send + Sync {
     /// fails, `on_done` is dropped without being called.
     fn submit(&self, gpu: usize, op: GpuOp, on_done: OnDone)
         -> Result<Box<dyn InFlight>, GpuError>;
+    /// Runs `ops` on `gpu` one after the other, queued at once, and blocks
+    /// the calling thread once, until the last has completed (a batched
+    /// GPU section, `Workload::batched_section`: one wake-up instead of one
+    /// per operation). Returns the device time of the whole sequence.
+    fn run_sequence(&self, gpu: usize, ops: &[GpuOp]) -> Result<Nanos, GpuError>;
 }
 
 fn check_gpu(devices: &[DeviceInfo], gpu: usize) -> Result<(), GpuError> {

@@ -177,6 +177,10 @@ pub struct GpuWork {
     /// token (as in the simulator); its copies take the copy locks and its
     /// kernels go through the GPU's vGPU scheduler.
     pub vgpu: Option<(usize, usize)>,
+    /// Submitted as one batch (`Workload::batched_section`): no engine
+    /// lock (none could be contended), every operation queued at once, one
+    /// wait for the last.
+    pub batched: bool,
 }
 
 /// What one GPU section did.
@@ -288,28 +292,39 @@ pub fn run_section(
         }
     }
     let at = (local, gpu);
-    for n in chunks(g.copy_in, work.chunk) {
-        let l = timed(&mut blocked, || tok.engine(Engine::CopyIn))?;
-        let op = GpuOp::Copy(CopyDir::HostToDevice, n);
-        locked_op(cluster, backend, at, op, l, work.handoff)?;
-    }
-    // CPU work inside the section, holding the token (at the priority the
-    // arbiter gives this thread, its waiters' when they are more urgent).
-    crate::os::spin_cpu_time(g.cpu);
-    // One execution-lock hold for all the kernels (seed 004 §4.2: released
-    // "once all of its engine-related operations complete"; the simulator
-    // and the analysis hold it so too).
-    if let Some((&last, first)) = g.kernels.split_last() {
-        let l = timed(&mut blocked, || tok.engine(Engine::Exec))?;
-        for &k in first {
-            gpu_op(cluster, backend, at, GpuOp::Kernel(k), None)?;
+    if work.batched {
+        // Nobody else can hold this GPU's engines: queue the whole section
+        // and sleep once.
+        let ops: Vec<GpuOp> = chunks(g.copy_in, work.chunk)
+            .map(|n| GpuOp::Copy(CopyDir::HostToDevice, n))
+            .chain(g.kernels.iter().map(|&k| GpuOp::Kernel(k)))
+            .chain(chunks(g.copy_out, work.chunk).map(|n| GpuOp::Copy(CopyDir::DeviceToHost, n)))
+            .collect();
+        backend.run_sequence(gpu, &ops)?;
+    } else {
+        for n in chunks(g.copy_in, work.chunk) {
+            let l = timed(&mut blocked, || tok.engine(Engine::CopyIn))?;
+            let op = GpuOp::Copy(CopyDir::HostToDevice, n);
+            locked_op(cluster, backend, at, op, l, work.handoff)?;
         }
-        locked_op(cluster, backend, at, GpuOp::Kernel(last), l, work.handoff)?;
-    }
-    for n in chunks(g.copy_out, work.chunk) {
-        let l = timed(&mut blocked, || tok.engine(Engine::CopyOut))?;
-        let op = GpuOp::Copy(CopyDir::DeviceToHost, n);
-        locked_op(cluster, backend, at, op, l, work.handoff)?;
+        // CPU work inside the section, holding the token (at the priority the
+        // arbiter gives this thread, its waiters' when they are more urgent).
+        crate::os::spin_cpu_time(g.cpu);
+        // One execution-lock hold for all the kernels (seed 004 §4.2: released
+        // "once all of its engine-related operations complete"; the simulator
+        // and the analysis hold it so too).
+        if let Some((&last, first)) = g.kernels.split_last() {
+            let l = timed(&mut blocked, || tok.engine(Engine::Exec))?;
+            for &k in first {
+                gpu_op(cluster, backend, at, GpuOp::Kernel(k), None)?;
+            }
+            locked_op(cluster, backend, at, GpuOp::Kernel(last), l, work.handoff)?;
+        }
+        for n in chunks(g.copy_out, work.chunk) {
+            let l = timed(&mut blocked, || tok.engine(Engine::CopyOut))?;
+            let op = GpuOp::Copy(CopyDir::DeviceToHost, n);
+            locked_op(cluster, backend, at, op, l, work.handoff)?;
+        }
     }
     let released = monotonic_now();
     drop(tok);

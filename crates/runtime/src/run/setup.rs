@@ -565,6 +565,7 @@ fn task_specs(
                                     ),
                                     static_gpu: static_slot(index) % n,
                                     vgpu,
+                                    batched: workload.batched_section(index),
                                 },
                             ))
                         }

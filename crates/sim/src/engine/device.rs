@@ -171,7 +171,27 @@ impl Engine {
         if self.driven(i) {
             self.driver_done(i);
         }
-        self.raise_interrupt(i, gu);
+        self.device_done(i, gu);
+    }
+
+    /// Job `i`'s operation completed on GPU `g`: an interrupt, except in
+    /// a batched section (`Workload::batched_section`) with more operations
+    /// queued behind it, which the device starts at once: nothing signals
+    /// the CPU until the last one.
+    fn device_done(&mut self, i: u32, g: usize) {
+        let iu = i as usize;
+        let batched = self.s.tasks[iu].gpu.as_ref().is_some_and(|t| t.batched);
+        if batched {
+            let j = &self.jobs[iu];
+            let more = j.ops[j.pc + 1..]
+                .iter()
+                .any(|o| matches!(o.kind, OpKind::Copy { .. } | OpKind::Kernel { .. }));
+            if more {
+                self.op_done(i);
+                return;
+            }
+        }
+        self.raise_interrupt(i, g);
     }
 
     pub(super) fn bus_advance(&mut self, b: usize) {
@@ -239,7 +259,7 @@ impl Engine {
             if self.driven(i) {
                 self.driver_done(i);
             }
-            self.raise_interrupt(i, g);
+            self.device_done(i, g);
         }
         self.bus_done = done;
     }
