@@ -255,13 +255,16 @@ fn a_reservation_runtime_must_cover_its_overheads() {
 }
 
 /// GPU interrupts' top halves freeze a deadline thread on the interrupt
-/// core without consuming its runtime: the density test counts them. A
-/// GPU task g (100 ms, η interrupts per job, bound below 100 ms) beside
-/// reservation r (C = 1 ms, D = 1.5 ms, T = 10 ms, runtime 1.2 ms): H =
-/// ⌈(1.5 + 100) / 100⌉·η = 2η top halves of Δth + Δkrel = 16,440 + 1,390
-/// = 17,830 ns in r's window (Eq. 11). η = 8: 1.2 + 0.28528 = 1.48528 ms
-/// <= 1.5 ms, density below 1: schedulable. η = 10: 1.2 + 0.3566 =
-/// 1.5566 ms > 1.5 ms: not shown schedulable.
+/// core, and a kernel without CONFIG_IRQ_TIME_ACCOUNTING (the H100 box's)
+/// charges them to its runtime: the runtime covers them, and the density
+/// test counts the job's whole demand. A GPU task g (100 ms, η interrupts
+/// per job, bound below 100 ms) beside reservation r (C = 1 ms, D =
+/// 1.5 ms, T = 10 ms; deadline and period 1.5 ms − Δrel − Δipi =
+/// 1,498,730 ns): H = ⌈(1.5 + 100) / 100⌉·η = 2η top halves of Δth +
+/// Δkrel = 16,440 + 1,390 = 17,830 ns in r's window (Eq. 11). η = 8:
+/// 1 ms + 4,970 ns of its own overheads + 285,280 ns = 1,290,250 ns <=
+/// 1,498,730 ns: schedulable. η = 14: 1,504,210 ns > 1,498,730 ns: the
+/// runtime cannot cover the job, no bound.
 #[test]
 fn gpu_top_halves_count_in_the_reservations_density_test() {
     let with = |eta: u32| {
@@ -280,11 +283,18 @@ fn gpu_top_halves_count_in_the_reservations_density_test() {
     assert!(report.tasks[1].response_time.is_some_and(|r| r <= 100 * MS));
     let charges = report.tasks[0].charges.expect("charged");
     assert_eq!((charges.interrupt_count, charges.interrupts), (16, 285_280));
-    let (report, _) = analyze(&with(10));
+    assert_eq!(charges.total, 1_290_250);
+    let (report, _) = analyze(&with(14));
     assert_eq!(report.verdict, Verdict::NotSchedulable);
-    assert!(report.reason.contains("density test"), "{}", report.reason);
+    assert!(
+        report
+            .reason
+            .contains("r (C + overheads = 1504.21 us > runtime 1498.73 us)"),
+        "{}",
+        report.reason
+    );
     assert_eq!(report.tasks[0].response_time, None);
-    assert_eq!(report.tasks[0].charges.map(|c| c.interrupts), Some(356_600));
+    assert_eq!(report.tasks[0].charges.map(|c| c.interrupts), Some(499_240));
 }
 
 /// One GPU, zero overheads, klmirqd, a static queue: a GPU-using

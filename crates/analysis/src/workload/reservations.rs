@@ -781,9 +781,12 @@ struct ReservationDemand {
     /// Seed 000 App. B's charges (`total`: C and every overhead, the top
     /// halves included).
     charges: Charges,
-    /// What its runtime pays: `total` less the top halves.
+    /// What its runtime pays: `total`, the top halves included (charged to
+    /// the interrupted thread's runtime unless the kernel accounts
+    /// interrupt time apart).
     runtime_need: Time,
-    /// How long it holds a core: its runtime and the top halves.
+    /// How long it holds a core per job: its runtime, or its whole
+    /// demand with the top halves where that is more.
     occupancy: Time,
 }
 
@@ -844,7 +847,12 @@ impl<'a> ReservationCosts<'a> {
     /// Reservation `k` (of WCET `wcet`, reservation `r`): over its
     /// deadline.
     fn demand(&self, k: usize, wcet: Time, r: &Reservation) -> ReservationDemand {
-        self.demand_over(k, wcet, r.deadline, r)
+        let mut d = self.demand_over(k, wcet, r.deadline, r);
+        // One job per server period: its work and overheads with the top
+        // halves that freeze it (all of `total`), or its runtime (a kernel
+        // that charges interrupt time to the thread throttles it there).
+        d.occupancy = r.runtime.max(d.charges.total);
+        d
     }
 
     /// Reservation `k`'s job of `work` ns of CPU work whose events are
@@ -861,7 +869,12 @@ impl<'a> ReservationCosts<'a> {
         charges.scheduling = charges.scheduling.saturating_add(switches);
         charges.total = charges.total.saturating_add(switches);
         ReservationDemand {
-            runtime_need: charges.total - charges.interrupts,
+            // The top halves too: a kernel without
+            // CONFIG_IRQ_TIME_ACCOUNTING (the H100 box's 6.18) charges
+            // hard-interrupt time to the task it interrupted.
+            runtime_need: charges.total,
+            // A server period (a GPU-using reservation's job spans many):
+            // its runtime and the top halves that may freeze it.
             occupancy: r.runtime.saturating_add(charges.interrupts),
             charges,
         }
