@@ -50,19 +50,15 @@ use crate::partition;
 ///   preemptions and charged to the fixed-priority tasks
 ///   ([`GpuWakes::charged_servers`]).
 ///
-/// The GPU-using reservations' servers are sized by the first of
-/// [`ServerSizing::CANDIDATES`] that bounds the most tasks (then: passes,
+/// The GPU-using reservations' servers are sized by the best of
+/// [`ServerSizing::candidates`]: the one that bounds the most tasks (then: passes,
 /// then the smallest sum of bound/deadline over the GPU-using ones): a
 /// shorter server period makes each wake-up cheaper and costs more
 /// preemptions, and a larger share shortens the CPU work at the price of
 /// density; which wins depends on the workload.
 pub(super) fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan) {
     let with_gpu = w.tasks.iter().any(|t| t.reservation && t.uses_gpu());
-    let candidates: &[ServerSizing] = if with_gpu {
-        &ServerSizing::CANDIDATES
-    } else {
-        &ServerSizing::CANDIDATES[..1]
-    };
+    let tried = if with_gpu { 8 } else { 1 };
     let score = |r: &Report| {
         let bounded = r
             .tasks
@@ -83,7 +79,7 @@ pub(super) fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan
     };
     type Scored = ((usize, bool, f64), (Report, Plan));
     let mut best: Option<Scored> = None;
-    for &sizing in candidates {
+    for sizing in ServerSizing::candidates().take(tried) {
         let out = analyze_sized(w, extra, sizing);
         let sc = score(&out.0);
         if best.as_ref().is_none_or(|(b, _)| sc > *b) {
@@ -92,7 +88,14 @@ pub(super) fn analyze_reservations(w: &Workload, extra: &Extra) -> (Report, Plan
     }
     match best {
         Some((_, out)) => out,
-        None => analyze_sized(w, extra, ServerSizing::CANDIDATES[0]),
+        None => analyze_sized(
+            w,
+            extra,
+            ServerSizing {
+                period_divisor: 1,
+                share: 4,
+            },
+        ),
     }
 }
 
@@ -107,41 +110,18 @@ struct ServerSizing {
 }
 
 impl ServerSizing {
-    /// The sizings tried, the first one the default.
-    const CANDIDATES: [ServerSizing; 8] = [
-        ServerSizing {
-            period_divisor: 1,
-            share: 4,
-        },
-        ServerSizing {
-            period_divisor: 4,
-            share: 4,
-        },
-        ServerSizing {
-            period_divisor: 16,
-            share: 4,
-        },
-        ServerSizing {
-            period_divisor: 64,
-            share: 4,
-        },
-        ServerSizing {
-            period_divisor: 1,
-            share: 8,
-        },
-        ServerSizing {
-            period_divisor: 4,
-            share: 8,
-        },
-        ServerSizing {
-            period_divisor: 16,
-            share: 8,
-        },
-        ServerSizing {
-            period_divisor: 64,
-            share: 8,
-        },
-    ];
+    /// The sizings tried, the first one the default: every period divisor
+    /// with every share.
+    fn candidates() -> impl Iterator<Item = ServerSizing> {
+        [4, 8].into_iter().flat_map(|share| {
+            [1, 4, 16, 64]
+                .into_iter()
+                .map(move |period_divisor| ServerSizing {
+                    period_divisor,
+                    share,
+                })
+        })
+    }
 }
 
 fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, Plan) {
@@ -158,12 +138,24 @@ fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, 
         .iter()
         .map(|&i| GpuWakes::of(w, i, own_bottom_halves))
         .collect();
+    // A CPU-only reservation's deadline runs from its wake-up, which the
+    // release's timer interrupt and IPI (Δrel + Δipi, seed 000 Fig. 9)
+    // delay past the release: deadline and period D − J − Δrel − Δipi
+    // keep the job within D (with measured overheads on a virtual machine,
+    // Δrel alone may be a millisecond).
+    let release_latency = w.overheads.rel.saturating_add(w.overheads.ipi);
     let mut res: Vec<Reservation> = reserved
         .iter()
         .zip(&wakes)
         .map(|(&i, wk)| match wk {
             Some(wk) => wk.server(w, &w.tasks[i], sizing),
-            None => Reservation::of(&w.tasks[i]),
+            None => {
+                let mut r = Reservation::of(&w.tasks[i]);
+                r.deadline = r.deadline.saturating_sub(release_latency).max(1);
+                r.period = r.deadline;
+                r.runtime = r.runtime.min(r.deadline);
+                r
+            }
         })
         .collect();
     let dl_wakes = reserved
@@ -179,15 +171,8 @@ fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, 
     // job (C and the overheads its runtime pays), where that is more than
     // C and the margin of `Reservation::of`, up to its deadline: the
     // overheads depend on the periods only, so this sizing changes none.
-    // Its deadline runs from its wake-up, which the release's timer
-    // interrupt and IPI (Δrel + Δipi, seed 000 Fig. 9) delay past the
-    // release: D − J − Δrel − Δipi keeps the job within D (with measured
-    // overheads on a virtual machine, Δrel alone may be a millisecond).
-    let release_latency = w.overheads.rel.saturating_add(w.overheads.ipi);
     for (k, (&i, r)) in reserved.iter().zip(res.iter_mut()).enumerate() {
         if !w.tasks[i].uses_gpu() {
-            r.deadline = r.deadline.saturating_sub(release_latency).max(1);
-            r.period = r.deadline;
             let need = costs.demand(k, w.tasks[i].wcet, r).runtime_need;
             r.runtime = r.runtime.max(need).min(r.deadline);
         }
