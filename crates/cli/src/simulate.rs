@@ -35,11 +35,13 @@ pub struct SimulateArgs {
     /// file's GPUSync settings).
     #[arg(long)]
     scenario: Option<String>,
-    /// Sporadic releases: each gap is T plus up to this percentage of T.
-    #[arg(long, value_name = "PERCENT")]
+    /// Sporadic releases: each gap is T plus up to this percentage of T
+    /// (`50` or `50%`).
+    #[arg(long, value_name = "PERCENT", value_parser = percent_arg)]
     sporadic: Option<f64>,
-    /// Actual execution times uniform in [PERCENT·C, C] (default: always C).
-    #[arg(long, value_name = "PERCENT")]
+    /// Actual execution times uniform in [PERCENT·C, C] (default: always C;
+    /// `60` or `60%`, as the workload file writes it).
+    #[arg(long, value_name = "PERCENT", value_parser = percent_arg)]
     bcet: Option<f64>,
     /// Release a job whose predecessor was tardy at that completion instead
     /// of backlogging (seed 000 §VI's measurement rule).
@@ -65,6 +67,15 @@ pub struct SimulateArgs {
 const EXIT_OK: u8 = 0;
 const EXIT_MISSES: u8 = 1;
 const EXIT_INVALID: u8 = 2;
+
+/// A percentage as `--sporadic` and `--bcet` take it: `50`, `50%` or
+/// `50 %`.
+fn percent_arg(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%').trim_end();
+    number
+        .parse::<f64>()
+        .map_err(|_| format!("{text:?} is not a percentage (expected e.g. 50 or 50%)"))
+}
 
 fn percent_ppm(what: &str, v: f64) -> Result<u32, String> {
     if !(0.0..=100.0).contains(&v) || v.is_nan() {

@@ -120,6 +120,43 @@ fn bad_options_are_named() {
     let o = rtgpu(&["simulate", "/nonexistent.toml"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("nonexistent"));
+    let o = rtgpu(&["simulate", &f, "--bcet", "5x0%"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("is not a percentage"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+/// Units and percentages as people type them: minutes (`1m`, rtla's and
+/// cyclictest's spelling), `%` on the percentages the file writes so.
+#[test]
+fn durations_and_percentages_as_people_type_them() {
+    let f = example("quickstart.toml");
+    let o = rtgpu(&[
+        "simulate",
+        &f,
+        "--duration",
+        "1m",
+        "--bcet",
+        "50%",
+        "--sporadic",
+        "20 %",
+        "--json",
+    ]);
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        text(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(
+        v["duration"].as_u64(),
+        Some(60_000_000_000),
+        "{}",
+        text(&o.stdout)
+    );
 }
 
 /// klmirqd's independent mode in the simulator: the bottom halves run in

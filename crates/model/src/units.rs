@@ -68,7 +68,7 @@ impl Quantity {
 
     fn units(self) -> &'static [(&'static str, u64)] {
         match self {
-            Quantity::Duration => DURATION_UNITS,
+            Quantity::Duration => DURATION_PARSE_UNITS,
             Quantity::Size => SIZE_UNITS,
             Quantity::Bandwidth => BANDWIDTH_UNITS,
             Quantity::Percent => PERCENT_UNITS,
@@ -83,6 +83,21 @@ const DURATION_UNITS: &[(&str, u64)] = &[
     ("μs", 1_000), // U+03BC GREEK SMALL LETTER MU
     ("ms", 1_000_000),
     ("s", 1_000_000_000),
+];
+
+/// What a duration may be written in: [`DURATION_UNITS`] (which the
+/// formatting uses), and minutes as rtla and cyclictest write them (`1m`)
+/// or spelled out, and hours.
+const DURATION_PARSE_UNITS: &[(&str, u64)] = &[
+    ("ns", 1),
+    ("us", 1_000),
+    ("µs", 1_000),
+    ("μs", 1_000),
+    ("ms", 1_000_000),
+    ("s", 1_000_000_000),
+    ("m", 60_000_000_000),
+    ("min", 60_000_000_000),
+    ("h", 3_600_000_000_000),
 ];
 
 const SIZE_UNITS: &[(&str, u64)] = &[
@@ -271,6 +286,10 @@ pub fn parse_quantity(text: &str, quantity: Quantity) -> Result<u64, UnitError> 
         text: trimmed.to_string(),
     })?;
     let unit_text = unit_text.trim();
+    // Zero is zero in every unit.
+    if unit_text.is_empty() && number.bytes().all(|b| matches!(b, b'0' | b'.' | b'_')) {
+        return Ok(0);
+    }
     if unit_text.is_empty() {
         return Err(UnitError::MissingUnit {
             quantity,
@@ -569,6 +588,14 @@ mod tests {
             parse_duration("-5 ms"),
             Err(UnitError::Negative { .. })
         ));
+        // Zero needs no unit; minutes and hours as people type them.
+        assert_eq!(parse_duration("0"), Ok(0));
+        assert_eq!(parse_duration("0.0"), Ok(0));
+        assert_eq!(parse_size("0"), Ok(0));
+        assert_eq!(parse_duration("1m"), Ok(60_000_000_000));
+        assert_eq!(parse_duration("1.5 min"), Ok(90_000_000_000));
+        assert_eq!(parse_duration("2h"), Ok(7_200_000_000_000));
+        assert_eq!(parse_duration("1ms"), Ok(1_000_000));
         assert!(matches!(parse_duration(""), Err(UnitError::Empty { .. })));
         assert!(matches!(
             parse_duration("ms"),
