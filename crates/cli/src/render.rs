@@ -163,7 +163,7 @@ pub fn report_text(w: &Workload, r: &Report) -> String {
                 truncate(cluster, 10),
                 c.utilization
                     .map_or_else(|| "-".into(), |u| format!("{u:.4}")),
-                c.tasks.join(", ")
+                rtgpu_model::listing::listing(&c.tasks)
             );
         }
     }

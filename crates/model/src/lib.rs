@@ -62,6 +62,7 @@
 )]
 
 mod error;
+pub mod listing;
 mod parse;
 mod sched;
 mod schema;

@@ -494,7 +494,7 @@ pub fn analyze_gpus(
              migration chunk (out and in under the k-FMLP, which stages migrations in system \
              memory), while this accounting charges the eta the file gives (seed 000 \
              App. B); set `interrupts` to the operation count for a bound that covers them",
-            undercounted.join(", ")
+            rtgpu_model::listing::listing(&undercounted)
         ));
     }
     let uses_vgpus = w

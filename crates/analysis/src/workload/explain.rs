@@ -46,7 +46,7 @@ pub(super) fn explain_failures(w: &Workload, tasks: &[TaskReport], aware: bool) 
         let behind = if behind.is_empty() {
             String::new()
         } else {
-            format!(" behind {}", behind.join(", "))
+            format!(" behind {}", rtgpu_model::listing::listing(&behind))
         };
         let terms = [
             ("GPU wait", wait),

@@ -397,7 +397,7 @@ fn analyze_tasks(w: &Workload, extra: &Extra, owners: &[DlGpuOwner]) -> (Report,
             "{} of {} task(s) fail{with_servers}: {}{more}",
             failing.len(),
             tasks.len(),
-            names.join(", ")
+            rtgpu_model::listing::listing(&names)
         )
     };
 
@@ -478,7 +478,7 @@ fn unbound_above_interrupt_threads(
                 "the interrupt threads' SCHED_FIFO priority {priority} is not above every \
                  GPU-using task's ({} at or above it), so bottom halves wait for those tasks; \
                  rtgpu has no bound for that (raise `interrupts.threads` above {})",
-                above.join(", "),
+                rtgpu_model::listing::listing(&above),
                 tasks
                     .iter()
                     .zip(&w.tasks)
@@ -635,7 +635,7 @@ fn unbound_split_gpu_cores(w: &Workload, tasks: &mut [TaskReport], notes: &mut V
                  that suspends for its GPU is outside seed 003's model (its piece's CPU time can \
                  come late in the period, beside its bottom halves): no bound for the tasks on \
                  those cores",
-                split.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+                rtgpu_model::listing::listing(&split.iter().map(|(n, _)| *n).collect::<Vec<_>>()),
                 cores
             );
             for r in tasks.iter_mut() {

@@ -232,7 +232,7 @@ pub(super) fn analyze_pfp(
                  analysed without them (they must not run beside the placed ones: `rtgpu \
                  simulate` leaves them out){stopped}",
                 set_aside.len(),
-                reasons.join("; ")
+                rtgpu_model::listing::listing_with(&reasons, "; ")
             ));
         }
         for (local, pieces) in result.cores.iter().enumerate() {

@@ -397,7 +397,7 @@ fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, 
          fixed-priority task: the other tasks are analysed with each charged on every core as \
          a server of its runtime every period; the reservations{} by the G-EDF density test \
          (Goossens, Funk & Baruah 2003): {}",
-        names.join(", "),
+        rtgpu_model::listing::listing(&names),
         if extra.servers.is_empty() {
             ""
         } else {
@@ -425,14 +425,14 @@ fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, 
         report.verdict = Verdict::NotSchedulable;
         report.reason = format!(
             "the CPU reservation(s) {} have no bound within their deadline; {}",
-            short.join(", "),
+            rtgpu_model::listing::listing(&short),
             report.reason
         );
     } else if !dense {
         report.verdict = Verdict::NotSchedulable;
         report.reason = format!(
             "the CPU reservations ({}) fail the G-EDF density test on {m} core(s); {}",
-            names.join(", "),
+            rtgpu_model::listing::listing(&names),
             report.reason
         );
     }

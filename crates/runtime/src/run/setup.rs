@@ -186,7 +186,7 @@ fn policies(
     if !reserved.is_empty() && !reserve {
         warnings.push(format!(
             "CPU reservations ({}) run at SCHED_OTHER: {}",
-            reserved.join(", "),
+            rtgpu_model::listing::listing(&reserved),
             if !config.realtime {
                 "real-time policies were not asked for"
             } else if !caps.deadline {
@@ -241,7 +241,7 @@ fn policies(
         format!(
             "{policy_words}; CPU reservations ({}) under SCHED_DEADLINE with the plan's runtime, \
              deadline and period, on every CPU",
-            reserved.join(", ")
+            rtgpu_model::listing::listing(&reserved)
         )
     } else {
         policy_words
@@ -359,7 +359,7 @@ fn gpus(
                     .collect::<Vec<_>>()
                     .join(", "),
                 os::sched_policy(irq[0].0).map_or("a fixed priority".to_string(), |p| p.describe()),
-                gpu_reservations.join(", ")
+                rtgpu_model::listing::listing(&gpu_reservations)
             ));
         }
     }
@@ -772,7 +772,7 @@ fn klmirqd_note(
             "; the GPU-using CPU reservations ({}) wait for their operations themselves and run \
              their completion work in their own reservation (SCHED_DEADLINE), as the analysis \
              charges it",
-            gpu_reservations.join(", ")
+            rtgpu_model::listing::listing(gpu_reservations)
         )
     } else {
         String::new()
@@ -780,7 +780,7 @@ fn klmirqd_note(
     Some(format!(
         "klmirqd: GPU completions run on per-GPU completion threads {}, {how}; the owner \
          sleeps while its completion work runs (seed 000 §III-IV){own}",
-        names.join(", ")
+        rtgpu_model::listing::listing(&names)
     ))
 }
 
