@@ -426,6 +426,7 @@ impl PyDaemon {
             ("direct_handoffs", s.direct_handoffs),
             ("handoff_mismatches", s.handoff_mismatches),
             ("apply_errors", s.apply_errors),
+            ("disconnected", s.disconnected),
         ]
         .into_iter()
         .collect())

@@ -31,6 +31,7 @@ pub(super) const NO_ENGINE: u32 = 3;
 pub(super) const MALFORMED: u32 = 4;
 pub(super) const FULL: u32 = 5;
 pub(super) const VERSION: u32 = 6;
+pub(super) const BAD_THREAD: u32 = 7;
 
 pub(super) fn refusal_text(code: u32) -> &'static str {
     match code {
@@ -39,6 +40,7 @@ pub(super) fn refusal_text(code: u32) -> &'static str {
         NO_ENGINE => "no such GPU or engine",
         FULL => "the daemon serves its maximum number of clients",
         VERSION => "the daemon speaks another protocol version (rtgpu versions differ)",
+        BAD_THREAD => "the thread id sent is not a thread of the connecting process",
         _ => "malformed request",
     }
 }
