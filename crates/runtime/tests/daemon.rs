@@ -388,18 +388,32 @@ fn reply(s: &mut UnixStream) -> Option<(u32, u32)> {
 fn served(sock: &Path) -> Result<(), String> {
     let s = sock.to_path_buf();
     let (tx, rx) = mpsc::channel();
+    let stage = std::sync::Arc::new(std::sync::atomic::AtomicU8::new(0));
+    let st = std::sync::Arc::clone(&stage);
     std::thread::spawn(move || {
+        let at = |k: u8| st.store(k, std::sync::atomic::Ordering::Relaxed);
         let r = (|| -> Result<(), RemoteError> {
             let mut c = RemoteClient::connect_timeout(&s, 30, Duration::from_secs(25))?;
+            at(1);
             c.token(1_000, 0, None, 0)?;
+            at(2);
             let r = c.lock(Engine::Exec)?;
+            at(3);
             c.unlock(r)?;
             c.release_token()
         })();
         let _ = tx.send(r.map_err(|e| e.to_string()));
     });
-    rx.recv_timeout(Duration::from_secs(30))
-        .map_err(|_| "not served within 30 s".to_string())?
+    rx.recv_timeout(Duration::from_secs(30)).map_err(|_| {
+        let what = [
+            "connecting",
+            "waiting for a token",
+            "waiting for the engine",
+            "releasing",
+        ];
+        let k = usize::from(stage.load(std::sync::atomic::Ordering::Relaxed)).min(3);
+        format!("not served within 30 s (stuck {})", what[k])
+    })?
 }
 
 struct Running {
@@ -724,4 +738,166 @@ fn the_k_fmlp_admits_one_token_per_gpu() {
     rx.recv_timeout(Duration::from_secs(20)).expect("b after a");
     b.join().expect("b");
     d.finish();
+}
+
+/// Robustness, a stand-in for cargo-fuzz (which needs a nightly
+/// toolchain; see docs/testing.md): `RTGPU_FUZZ_ROUNDS` rounds (default
+/// 300, fixed seed `RTGPU_FUZZ_SEED`, default 1) of random bytes, torn
+/// messages, and random valid and invalid message sequences from up to 8
+/// connections at once, some reading their replies, most not, some closed
+/// mid-sequence. The daemon must not panic or hang, and a well-behaved
+/// client is served every 50 rounds and at the end.
+#[test]
+fn random_traffic_does_no_harm() {
+    let rounds: u64 = std::env::var("RTGPU_FUZZ_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
+    let mut x: u64 = std::env::var("RTGPU_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+        | 1;
+    let mut rnd = move |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n.max(1)
+    };
+    let d = Running::new(
+        config(),
+        Limits {
+            handshake_timeout: Duration::from_millis(500),
+            ..Limits::default()
+        },
+    );
+    // A well-behaved client works throughout, through hand-offs with the
+    // random clients.
+    let busy = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let (done_tx, done_rx) = mpsc::channel();
+    {
+        let (s, busy) = (d.sock.clone(), std::sync::Arc::clone(&busy));
+        std::thread::spawn(move || {
+            let r = (|| -> Result<u64, RemoteError> {
+                let mut c = RemoteClient::connect(&s, 40)?;
+                let mut n = 0;
+                while busy.load(std::sync::atomic::Ordering::Relaxed) {
+                    c.token(1_000, 9, None, 0)?;
+                    let r = c.lock(Engine::Exec)?;
+                    c.unlock(r)?;
+                    c.release_token()?;
+                    n += 1;
+                }
+                Ok(n)
+            })();
+            let _ = done_tx.send(r.map_err(|e| e.to_string()));
+        });
+    }
+    let mut open: Vec<UnixStream> = Vec::new();
+    let interesting = [
+        0u64,
+        1,
+        2,
+        3,
+        255,
+        256,
+        257,
+        1 << 16,
+        u32::MAX as u64,
+        u64::MAX,
+    ];
+    for round in 0..rounds {
+        let Ok(mut c) = UnixStream::connect(&d.sock) else {
+            continue;
+        };
+        let _ = c.set_write_timeout(Some(Duration::from_secs(2)));
+        let mut bytes: Vec<u8> = Vec::new();
+        match rnd(4) {
+            // Random bytes, any length (torn messages included).
+            0 => bytes.extend((0..rnd(300)).map(|_| rnd(256) as u8)),
+            // A bad registration: another version or someone else's thread.
+            1 => bytes.extend_from_slice(&raw(
+                REGISTER,
+                rnd(300) as u32,
+                if rnd(2) == 0 { 1 } else { gettid() },
+                rnd(4),
+                0,
+            )),
+            // A registration, then random requests, valid and not.
+            _ => {
+                bytes.extend_from_slice(&raw(REGISTER, rnd(120) as u32, gettid(), PROTOCOL, 0));
+                for _ in 0..rnd(24) {
+                    let field = |r: &mut dyn FnMut(u64) -> u64| {
+                        if r(2) == 0 {
+                            interesting[r(interesting.len() as u64) as usize]
+                        } else {
+                            r(u64::MAX)
+                        }
+                    };
+                    let op = if rnd(5) == 0 {
+                        rnd(300) as u32
+                    } else {
+                        1 + rnd(5) as u32
+                    };
+                    let a = field(&mut rnd) as u32;
+                    let (b, c2, dd) = (field(&mut rnd), field(&mut rnd), field(&mut rnd));
+                    bytes.extend_from_slice(&raw(op, a, b, c2, dd));
+                }
+                if rnd(4) == 0 {
+                    bytes.truncate(bytes.len() - rnd(32) as usize);
+                }
+            }
+        }
+        if std::env::var_os("RTGPU_FUZZ_DUMP").is_some() {
+            let msgs: Vec<String> = bytes
+                .chunks(32)
+                .map(|m| {
+                    if m.len() < 32 {
+                        return format!("torn{}", m.len());
+                    }
+                    let u = |i: usize| u32::from_le_bytes([m[i], m[i + 1], m[i + 2], m[i + 3]]);
+                    let q = |i: usize| {
+                        let mut b = [0u8; 8];
+                        b.copy_from_slice(&m[i..i + 8]);
+                        u64::from_le_bytes(b)
+                    };
+                    format!("({},{},{:#x},{:#x},{:#x})", u(0), u(4), q(8), q(16), q(24))
+                })
+                .collect();
+            eprintln!("round {round}: {}", msgs.join(" "));
+        }
+        let _ = c.write_all(&bytes);
+        if rnd(3) == 0 {
+            // Reads what came back, without waiting.
+            let _ = c.set_nonblocking(true);
+            let mut sink = [0u8; 512];
+            while matches!(c.read(&mut sink), Ok(n) if n > 0) {}
+        }
+        // Kept open a while, or closed at once (before the check below:
+        // a raw client may hold the token and the engine).
+        if rnd(2) == 0 {
+            open.push(c);
+        } else {
+            drop(c);
+        }
+        if open.len() > 8 {
+            let k = rnd(open.len() as u64) as usize;
+            open.swap_remove(k);
+        }
+        if round % 50 == 49 {
+            open.clear();
+            served(&d.sock).unwrap_or_else(|e| panic!("round {round}: {e}"));
+        }
+    }
+    open.clear();
+    served(&d.sock).expect("served after the random traffic");
+    busy.store(false, std::sync::atomic::Ordering::Relaxed);
+    let sections = done_rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the busy client finishes")
+        .expect("the busy client is served throughout");
+    assert!(sections > 0);
+    let stats = d.finish();
+    assert_eq!(stats.handoff_mismatches, 0, "{stats:?}");
+    eprintln!("{rounds} rounds: {stats:?}");
 }

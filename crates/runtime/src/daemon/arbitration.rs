@@ -281,7 +281,7 @@ pub(super) fn thread_of(pid: libc::pid_t, tid: libc::pid_t) -> bool {
 
 /// Whether `job` holds and waits for nothing (an idle client).
 pub(super) fn holds_nothing(core: &Core, job: JobId) -> bool {
-    core.jobs.get(&job).map_or(true, |x| x.reqs.is_empty())
+    core.jobs.get(&job).is_none_or(|x| x.reqs.is_empty())
         && core.tokens.held_by(job).is_none()
         && !core.tokens.is_waiting(job)
 }

@@ -252,7 +252,7 @@ fn oldest_idle(core: &Core, conns: &[Option<Conn>]) -> Option<usize> {
         .iter()
         .enumerate()
         .filter_map(|(i, c)| c.as_ref().map(|c| (i, c)))
-        .filter(|(_, c)| c.job.map_or(true, |j| holds_nothing(core, j)))
+        .filter(|(_, c)| c.job.is_none_or(|j| holds_nothing(core, j)))
         .min_by_key(|(_, c)| (c.job.is_some(), c.last))
         .map(|(i, _)| i)
 }
@@ -294,7 +294,12 @@ fn serve_listener(
             0
         }
     };
-    let fd_room = raise_fd_limit().saturating_sub(RESERVED_FDS).max(1);
+    // Descriptors this process holds already (a Python process serving
+    // the daemon may hold many) are not the clients'.
+    let open_now = std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count());
+    let fd_room = raise_fd_limit()
+        .saturating_sub(open_now + RESERVED_FDS)
+        .max(1);
     let max_clients = limits.max_clients.clamp(1, MAX_CLIENTS).min(fd_room);
     listener.set_nonblocking(true)?;
     let mut core = Core::new(config)?;
@@ -304,7 +309,7 @@ fn serve_listener(
     let mut told_exhausted = false;
     while !stop.load(Ordering::Relaxed) {
         let now = Instant::now();
-        let accepting = paused_until.map_or(true, |t| now >= t);
+        let accepting = paused_until.is_none_or(|t| now >= t);
         if accepting {
             paused_until = None;
         }
@@ -451,7 +456,7 @@ fn serve_listener(
                 }
             }
             for m in msgs {
-                if conns[i].as_ref().map_or(true, |c| c.closing || c.dead) {
+                if conns[i].as_ref().is_none_or(|c| c.closing || c.dead) {
                     break;
                 }
                 // Releases clients made through shared memory come first:

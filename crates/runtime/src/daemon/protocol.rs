@@ -117,4 +117,28 @@ mod tests {
         let m = Msg::new(LOCK, 2, u64::MAX, 7, 1 << 40);
         assert_eq!(Msg::decode(&m.encode()), m);
     }
+
+    /// The decoder is total: any 32 bytes decode, and encode back to the
+    /// same bytes (fixed seed; `RTGPU_FUZZ_ROUNDS` × 100 inputs).
+    #[test]
+    fn any_bytes_decode_and_round_trip() {
+        let n: u64 = std::env::var("RTGPU_FUZZ_ROUNDS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(300)
+            * 100;
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..n {
+            let mut b = [0u8; MSG];
+            for byte in &mut b {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *byte = x as u8;
+            }
+            assert_eq!(Msg::decode(&b).encode(), b);
+            let _ = refusal_text(Msg::decode(&b).a);
+            let _ = engine_of(Msg::decode(&b).b);
+        }
+    }
 }
