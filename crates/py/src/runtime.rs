@@ -22,7 +22,7 @@
 //! thread with `rtgpu daemon` instead and returns the same `Client` type;
 //! `rtgpu.runtime.Daemon` serves the arbiter from this process.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -230,10 +230,10 @@ impl PyToken {
         &self,
         wanted: impl FnOnce(usize) -> Vec<(usize, Engine)>,
     ) -> PyResult<PyEngine> {
-        let gpu = self.held()?.gpu();
+        let held = self.held()?;
         Ok(PyEngine {
-            token: Mutex::new(Some(self.held()?)),
-            wanted: wanted(gpu),
+            token: Mutex::new(Some(Arc::downgrade(&held))),
+            wanted: wanted(held.gpu()),
             guard: Mutex::new(None),
         })
     }
@@ -291,10 +291,14 @@ impl PyToken {
 /// An engine lock request; held inside its `with` block.
 #[pyclass(frozen, module = "rtgpu.runtime", name = "EngineLock")]
 pub(crate) struct PyEngine {
-    /// The token it was requested under, until the lock is acquired.
-    token: Mutex<Option<Arc<AnyToken>>>,
+    /// The token it was requested under, until the lock is acquired: not
+    /// kept alive by the request (a token released at the end of its
+    /// `with` block is released, and an engine lock through it refused).
+    token: Mutex<Option<Weak<AnyToken>>>,
     wanted: Vec<(usize, Engine)>,
-    guard: Mutex<Option<AnyLock>>,
+    /// The lock, and the token it was taken under, kept until the lock is
+    /// released (the lock goes first).
+    guard: Mutex<Option<(AnyLock, Arc<AnyToken>)>>,
 }
 
 #[pymethods]
@@ -307,12 +311,17 @@ impl PyEngine {
                 .lock()
                 .map_err(poisoned)?
                 .take()
-                .ok_or_else(|| runtime_error("an engine lock can be entered only once"))?;
+                .ok_or_else(|| runtime_error("an engine lock can be entered only once"))?
+                .upgrade()
+                .ok_or_else(|| {
+                    runtime_error(
+                        "the token this engine lock was requested under has been released: \
+                         take engine locks inside the token's `with` block",
+                    )
+                })?;
             let wanted = me.wanted.clone();
-            let guard = py
-                .detach(move || token.locks(&wanted))
-                .map_err(runtime_error)?;
-            *me.guard.lock().map_err(poisoned)? = Some(guard);
+            let guard = py.detach(|| token.locks(&wanted)).map_err(runtime_error)?;
+            *me.guard.lock().map_err(poisoned)? = Some((guard, token));
         }
         Ok(slf)
     }

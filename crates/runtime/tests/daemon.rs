@@ -901,3 +901,17 @@ fn random_traffic_does_no_harm() {
     assert_eq!(stats.handoff_mismatches, 0, "{stats:?}");
     eprintln!("{rounds} rounds: {stats:?}");
 }
+
+/// The lock file is written (the owner's pid): never through a hard link
+/// to another file.
+#[test]
+fn a_lock_file_with_other_links_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "keep").expect("write");
+    let sock = dir.path().join("d.sock");
+    std::fs::hard_link(&victim, rtgpu_runtime::daemon::lock_path(&sock)).expect("link");
+    let e = spawn(&sock, config()).expect_err("a linked lock file was used");
+    assert!(e.to_string().contains("other links"), "{e}");
+    assert_eq!(std::fs::read_to_string(&victim).expect("kept"), "keep");
+}

@@ -45,11 +45,27 @@ fn locked(socket: &Path) -> io::Result<File> {
                 format!("cannot open the daemon's lock file {}: {e}", path.display()),
             )
         })?;
-    if !f.metadata()?.is_file() {
+    let meta = f.metadata()?;
+    if !meta.is_file() {
         return Err(io::Error::new(
             io::ErrorKind::AlreadyExists,
             format!(
                 "the daemon's lock file {} is not a regular file",
+                path.display()
+            ),
+        ));
+    }
+    // The pid is written into it: never into someone else's file, nor a
+    // hard link to another file (a path in /tmp is anyone's to create).
+    // SAFETY: geteuid cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me || meta.nlink() != 1 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "the daemon's lock file {} belongs to another user or has other links: \
+                 refusing to use it (remove it, or choose a socket in a directory only \
+                 this user can write)",
                 path.display()
             ),
         ));
