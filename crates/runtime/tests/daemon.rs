@@ -545,6 +545,8 @@ fn idle_connections_cannot_lock_everyone_out() {
         assert_eq!(reply(&mut c).map(|r| r.0), Some(REGISTERED));
         idle.push(c);
     }
+    // Idle for a second at least: evictable.
+    std::thread::sleep(Duration::from_millis(1_200));
     served(&d.sock).expect("a newcomer gets an idle client's place");
     // Now 8 busy clients: two hold the tokens, six wait for one.
     let mut busy: Vec<UnixStream> = Vec::new();
@@ -914,4 +916,112 @@ fn a_lock_file_with_other_links_is_refused() {
     let e = spawn(&sock, config()).expect_err("a linked lock file was used");
     assert!(e.to_string().contains("other links"), "{e}");
     assert_eq!(std::fs::read_to_string(&victim).expect("kept"), "keep");
+}
+
+/// A daemon in a process of its own whose descriptors run out after it
+/// started (another part of the process took them all): see below.
+#[test]
+#[ignore = "run as a child process by the descriptor-exhaustion test"]
+fn child_fd_hog_daemon() {
+    let sock = std::env::var("RTGPU_TEST_CHILD_SOCKET").expect("child mode needs its socket");
+    let r = libc::rlimit {
+        rlim_cur: 64,
+        rlim_max: 64,
+    };
+    // SAFETY: setrlimit reads the struct.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) }, 0);
+    let (_stop, _h) = spawn(Path::new(&sock), config()).expect("daemon");
+    // Serving (its setup done) before the descriptors go.
+    drop(RemoteClient::connect(Path::new(&sock), 10).expect("the daemon serves"));
+    let mut hog = Vec::new();
+    while let Ok(f) = std::fs::File::open("/dev/null") {
+        hog.push(f);
+    }
+    drop(hog.pop());
+    std::fs::write(format!("{sock}.ready"), hog.len().to_string()).expect("ready");
+    // A few left for the daemon's clients, far fewer than it planned for.
+    hog.truncate(hog.len().saturating_sub(4));
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// CPU time (user + system, clock ticks) a process has used.
+fn cpu_ticks(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    let rest = &s[s.rfind(')').expect("comm") + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    f[11].parse::<u64>().expect("utime") + f[12].parse::<u64>().expect("stime")
+}
+
+/// When `accept` fails for want of descriptors, the daemon says so once,
+/// backs off instead of spinning on its readable listener, closes idle
+/// connections, and still serves a well-behaved client.
+#[test]
+fn descriptor_exhaustion_backs_off_and_still_serves() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sock = dir.path().join("d.sock");
+    struct Reap(Child);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut d = Reap(
+        Command::new(std::env::current_exe().expect("test binary"))
+            .args([
+                "--ignored",
+                "--exact",
+                "child_fd_hog_daemon",
+                "--test-threads=1",
+                "-q",
+                "--nocapture",
+            ])
+            .env("RTGPU_TEST_CHILD_SOCKET", &sock)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn the daemon"),
+    );
+    let ready = PathBuf::from(format!("{}.ready", sock.display()));
+    let t0 = Instant::now();
+    while !ready.exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the child never got ready"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let idle: Vec<UnixStream> = (0..40)
+        .filter_map(|_| UnixStream::connect(&sock).ok())
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = d.0.id();
+    let before = cpu_ticks(pid);
+    std::thread::sleep(Duration::from_secs(2));
+    let used = cpu_ticks(pid) - before;
+    // A spinning daemon uses ~200 ticks in 2 s; a backing-off one ~0.
+    assert!(used < 60, "the daemon used {used} ticks of CPU in 2 s");
+    if let Err(e) = served(&sock) {
+        let _ = d.0.kill();
+        let _ = d.0.wait();
+        let mut err = String::new();
+        if let Some(mut x) = d.0.stderr.take() {
+            let _ = x.read_to_string(&mut err);
+        }
+        panic!("served while descriptors are short: {e}\n{err}");
+    }
+    drop(idle);
+    let _ = d.0.kill();
+    let _ = d.0.wait();
+    let mut err = String::new();
+    if let Some(mut e) = d.0.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    assert_eq!(
+        err.matches("cannot accept connections").count(),
+        1,
+        "said once: {err}"
+    );
 }

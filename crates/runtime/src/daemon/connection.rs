@@ -244,16 +244,33 @@ pub fn serve_with(
     serve_listener(&claimed, config, waiting, limits, stop)
 }
 
-/// The connection a full table gives up for a newcomer: the one idle
-/// longest among those that hold and wait for nothing (handshaking ones
-/// first).
+/// A handshaking connection younger than this is not evicted (its
+/// registration may still be on its way).
+const EVICT_HANDSHAKING_AFTER: Duration = Duration::from_millis(100);
+/// A registered client idle for less than this is not evicted.
+const EVICT_IDLE_AFTER: Duration = Duration::from_secs(1);
+
+/// The connection a full table (or a process out of descriptors) gives up
+/// for a newcomer: the handshaking one accepted first, else the registered
+/// one idle longest among those that hold and wait for nothing; none
+/// younger than [`EVICT_HANDSHAKING_AFTER`] or idle for less than
+/// [`EVICT_IDLE_AFTER`].
 fn oldest_idle(core: &Core, conns: &[Option<Conn>]) -> Option<usize> {
+    let now = Instant::now();
     conns
         .iter()
         .enumerate()
         .filter_map(|(i, c)| c.as_ref().map(|c| (i, c)))
-        .filter(|(_, c)| c.job.is_none_or(|j| holds_nothing(core, j)))
-        .min_by_key(|(_, c)| (c.job.is_some(), c.last))
+        .filter(|(_, c)| match c.job {
+            None => now.duration_since(c.accepted) >= EVICT_HANDSHAKING_AFTER,
+            Some(j) => now.duration_since(c.last) >= EVICT_IDLE_AFTER && holds_nothing(core, j),
+        })
+        .min_by_key(|(_, c)| {
+            (
+                c.job.is_some(),
+                if c.job.is_some() { c.last } else { c.accepted },
+            )
+        })
         .map(|(i, _)| i)
 }
 
@@ -266,6 +283,73 @@ fn disconnect(core: &mut Core, conns: &mut [Option<Conn>], i: usize) {
             depart(core, job);
         }
     }
+}
+
+/// Serves connection `i` after `poll` reported `revents`: flushes its
+/// replies, reads its requests (at most [`READ_BUDGET`] bytes) and handles
+/// them, and departs it at end-of-file. Returns whether more may be
+/// waiting to be read.
+fn service(core: &mut Core, conns: &mut [Option<Conn>], i: usize, revents: libc::c_short) -> bool {
+    let mut closed = revents & libc::POLLERR != 0
+        || (revents & libc::POLLHUP != 0 && revents & libc::POLLIN == 0);
+    let mut more = false;
+    let mut msgs = Vec::new();
+    if let Some(c) = conns[i].as_mut() {
+        if revents & libc::POLLOUT != 0 && !c.out.is_empty() {
+            c.flush();
+        }
+        if revents & libc::POLLIN != 0 && !c.closing {
+            let mut chunk = [0u8; READ_BUDGET];
+            let mut got = 0;
+            while got < READ_BUDGET {
+                match c.stream.read(&mut chunk[got..]) {
+                    Ok(0) => {
+                        closed = true;
+                        break;
+                    }
+                    Ok(n) => got += n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(_) => {
+                        closed = true;
+                        break;
+                    }
+                }
+            }
+            // More may be waiting: look again at once, after the other
+            // clients had their turn.
+            more = got == READ_BUDGET;
+            if got > 0 {
+                c.last = Instant::now();
+            }
+            c.buf.extend_from_slice(&chunk[..got]);
+            let whole = c.buf.len() / MSG * MSG;
+            for m in c.buf[..whole].chunks_exact(MSG) {
+                let mut b = [0u8; MSG];
+                b.copy_from_slice(m);
+                msgs.push(Msg::decode(&b));
+            }
+            c.buf.drain(..whole);
+        }
+    }
+    for m in msgs {
+        if conns[i].as_ref().is_none_or(|c| c.closing || c.dead) {
+            break;
+        }
+        // Releases clients made through shared memory come first: whoever
+        // they woke may be the sender of this message.
+        drain(core);
+        handle(core, conns, i, m);
+    }
+    if closed {
+        drain(core);
+        if let Some(c) = conns[i].take() {
+            if let Some(job) = c.job {
+                depart(core, job);
+            }
+        }
+    }
+    more
 }
 
 fn serve_listener(
@@ -397,80 +481,31 @@ fn serve_listener(
                 }
                 // Reuse the slot of a departed client: the table stays as
                 // large as the most clients ever connected at once.
-                match conns.iter().position(Option::is_none) {
-                    Some(free) => conns[free] = Some(conn),
-                    None if conns.len() < MAX_CLIENTS => conns.push(Some(conn)),
+                let at = match conns.iter().position(Option::is_none) {
+                    Some(free) => {
+                        conns[free] = Some(conn);
+                        free
+                    }
+                    None if conns.len() < MAX_CLIENTS => {
+                        conns.push(Some(conn));
+                        conns.len() - 1
+                    }
                     None => {
                         conn.send(&Msg::new(REFUSED, FULL, 0, 0, 0).encode());
                         core.stats.disconnected += 1;
                         continue;
                     }
-                }
+                };
                 core.stats.clients += 1;
+                // Its registration is usually there already: served at
+                // once, a client registers before anything can evict it.
+                again |= service(&mut core, &mut conns, at, libc::POLLIN);
             }
         }
         for (k, &i) in live.iter().enumerate() {
             let revents = fds[k + 1].revents;
-            if revents == 0 {
-                continue;
-            }
-            let mut closed = revents & libc::POLLERR != 0
-                || (revents & libc::POLLHUP != 0 && revents & libc::POLLIN == 0);
-            let mut msgs = Vec::new();
-            if let Some(c) = conns[i].as_mut() {
-                if revents & libc::POLLOUT != 0 && !c.out.is_empty() {
-                    c.flush();
-                }
-                if revents & libc::POLLIN != 0 && !c.closing {
-                    let mut chunk = [0u8; READ_BUDGET];
-                    let mut got = 0;
-                    while got < READ_BUDGET {
-                        match c.stream.read(&mut chunk[got..]) {
-                            Ok(0) => {
-                                closed = true;
-                                break;
-                            }
-                            Ok(n) => got += n,
-                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                            Err(_) => {
-                                closed = true;
-                                break;
-                            }
-                        }
-                    }
-                    // More may be waiting: look again at once, after the
-                    // other clients had their turn.
-                    again |= got == READ_BUDGET;
-                    if got > 0 {
-                        c.last = Instant::now();
-                    }
-                    c.buf.extend_from_slice(&chunk[..got]);
-                    let whole = c.buf.len() / MSG * MSG;
-                    for m in c.buf[..whole].chunks_exact(MSG) {
-                        let mut b = [0u8; MSG];
-                        b.copy_from_slice(m);
-                        msgs.push(Msg::decode(&b));
-                    }
-                    c.buf.drain(..whole);
-                }
-            }
-            for m in msgs {
-                if conns[i].as_ref().is_none_or(|c| c.closing || c.dead) {
-                    break;
-                }
-                // Releases clients made through shared memory come first:
-                // whoever they woke may be the sender of this message.
-                drain(&mut core);
-                handle(&mut core, &mut conns, i, m);
-            }
-            if closed {
-                drain(&mut core);
-                if let Some(c) = conns[i].take() {
-                    if let Some(job) = c.job {
-                        depart(&mut core, job);
-                    }
-                }
+            if revents != 0 {
+                again |= service(&mut core, &mut conns, i, revents);
             }
         }
         // Timeouts, refused connections whose reply is out, and clients
