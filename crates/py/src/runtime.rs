@@ -265,7 +265,9 @@ impl PyToken {
         Ok(self.held()?.gpu())
     }
 
-    /// The execution engine of the token's GPU, as a context manager.
+    /// The execution engine of the token's GPU, as a context manager. Enter
+    /// it inside the token's `with` block: once the token is released,
+    /// entering it raises RuntimeError.
     fn exec_engine(&self) -> PyResult<PyEngine> {
         self.engine_request(|gpu| vec![(gpu, Engine::Exec)])
     }
@@ -350,7 +352,9 @@ fn connect(py: Python<'_>, socket: Option<PathBuf>, priority: u8) -> PyResult<Py
 /// The cross-process arbiter served from this process on a Unix socket
 /// (what `rtgpu daemon` runs), on a background thread until `stop()` or the
 /// end of a `with` block. `spin_cpu=N`: poll without sleeping, pinned to
-/// CPU N (`rtgpu daemon --spin --cpu N`).
+/// CPU N (`rtgpu daemon --spin --cpu N`). As `rtgpu daemon`, it refuses a
+/// socket another daemon serves and any existing file at `socket` but a
+/// stale socket (RuntimeError).
 #[pyclass(module = "rtgpu.runtime", name = "Daemon")]
 pub(crate) struct PyDaemon {
     socket: PathBuf,
