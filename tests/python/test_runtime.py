@@ -114,6 +114,48 @@ def test_misuse_is_refused_clearly() -> None:
         tok.exec_engine()
 
 
+def test_an_engine_lock_through_a_released_token_is_refused() -> None:
+    arb = Arbiter(gpus=1, tokens_per_gpu=1)
+    me = arb.register()
+    with me.token() as tok:
+        late = tok.exec_engine()
+    # The token was released with its `with` block: no execution lock
+    # through it (it used to be granted, holding the token past its block).
+    with pytest.raises(RuntimeError, match="has been released"), late:
+        pass
+    # The token really is free: another thread gets it at once.
+    got = threading.Event()
+
+    def other() -> None:
+        with arb.register().token():
+            got.set()
+
+    th = threading.Thread(target=other)
+    th.start()
+    th.join(timeout=10)
+    assert got.is_set()
+    # An engine lock taken inside the block keeps the token until it ends.
+    with me.token() as tok, tok.exec_engine():
+        pass
+    # Absurd sizes are a clear error, not an abort of the interpreter.
+    with pytest.raises(ValueError, match="at most 1024"):
+        Arbiter(gpus=1_000_000_000)
+    with pytest.raises(ValueError, match="at most 64"):
+        Arbiter(tokens_per_gpu=1_000_000)
+
+
+def test_a_daemon_never_replaces_a_file(tmp_path: Path) -> None:
+    precious = tmp_path / "some-file.txt"
+    precious.write_text("precious")
+    with pytest.raises(RuntimeError, match="not a socket"):
+        Daemon(str(precious), gpus=1, inherit=False)
+    assert precious.read_text() == "precious"
+    sock = str(tmp_path / "d.sock")
+    busy = "another rtgpu daemon serves"
+    with Daemon(sock, gpus=1, inherit=False), pytest.raises(RuntimeError, match=busy):
+        Daemon(sock, gpus=1, inherit=False)
+
+
 def test_chunks_cover_the_copy_exactly() -> None:
     assert list(chunks(5, 2)) == [(0, 2), (2, 2), (4, 1)]
     assert list(chunks(4, None)) == [(0, 4)]

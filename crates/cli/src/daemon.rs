@@ -51,9 +51,12 @@ pub fn run(o: &Options) -> ExitCode {
         "rtgpu daemon on {}: {} GPU(s), {} token(s) each, {} allocator; Ctrl-C to stop",
         o.socket.display(),
         o.gpus,
-        o.tokens_per_gpu,
+        config.tokens.tokens_per_gpu,
         o.allocator
     );
+    if config.tokens.tokens_per_gpu != o.tokens_per_gpu {
+        println!("the k-FMLP has one token per GPU: --tokens-per-gpu is not used");
+    }
     match o.waiting {
         rtgpu_runtime::daemon::Waiting::Spin { cpu } => println!(
             "spinning: polls without sleeping{} (one CPU kept busy; no request waits for the daemon's wake-up)",
@@ -75,6 +78,13 @@ pub fn run(o: &Options) -> ExitCode {
                  client (one hop)",
                 s.clients, s.crashed_clients, s.token_grants, s.lock_grants, s.direct_handoffs
             );
+            if s.disconnected > 0 {
+                println!(
+                    "{} connection(s) closed by the daemon (timeouts, unread replies, refused, \
+                     or evicted when full)",
+                    s.disconnected
+                );
+            }
             if s.apply_errors > 0 {
                 println!(
                     "WARNING: {} inherited priorities could not be applied to client threads \

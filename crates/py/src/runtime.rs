@@ -22,7 +22,7 @@
 //! thread with `rtgpu daemon` instead and returns the same `Client` type;
 //! `rtgpu.runtime.Daemon` serves the arbiter from this process.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -230,10 +230,10 @@ impl PyToken {
         &self,
         wanted: impl FnOnce(usize) -> Vec<(usize, Engine)>,
     ) -> PyResult<PyEngine> {
-        let gpu = self.held()?.gpu();
+        let held = self.held()?;
         Ok(PyEngine {
-            token: Mutex::new(Some(self.held()?)),
-            wanted: wanted(gpu),
+            token: Mutex::new(Some(Arc::downgrade(&held))),
+            wanted: wanted(held.gpu()),
             guard: Mutex::new(None),
         })
     }
@@ -265,7 +265,9 @@ impl PyToken {
         Ok(self.held()?.gpu())
     }
 
-    /// The execution engine of the token's GPU, as a context manager.
+    /// The execution engine of the token's GPU, as a context manager. Enter
+    /// it inside the token's `with` block: once the token is released,
+    /// entering it raises RuntimeError.
     fn exec_engine(&self) -> PyResult<PyEngine> {
         self.engine_request(|gpu| vec![(gpu, Engine::Exec)])
     }
@@ -291,10 +293,14 @@ impl PyToken {
 /// An engine lock request; held inside its `with` block.
 #[pyclass(frozen, module = "rtgpu.runtime", name = "EngineLock")]
 pub(crate) struct PyEngine {
-    /// The token it was requested under, until the lock is acquired.
-    token: Mutex<Option<Arc<AnyToken>>>,
+    /// The token it was requested under, until the lock is acquired: not
+    /// kept alive by the request (a token released at the end of its
+    /// `with` block is released, and an engine lock through it refused).
+    token: Mutex<Option<Weak<AnyToken>>>,
     wanted: Vec<(usize, Engine)>,
-    guard: Mutex<Option<AnyLock>>,
+    /// The lock, and the token it was taken under, kept until the lock is
+    /// released (the lock goes first).
+    guard: Mutex<Option<(AnyLock, Arc<AnyToken>)>>,
 }
 
 #[pymethods]
@@ -307,12 +313,17 @@ impl PyEngine {
                 .lock()
                 .map_err(poisoned)?
                 .take()
-                .ok_or_else(|| runtime_error("an engine lock can be entered only once"))?;
+                .ok_or_else(|| runtime_error("an engine lock can be entered only once"))?
+                .upgrade()
+                .ok_or_else(|| {
+                    runtime_error(
+                        "the token this engine lock was requested under has been released: \
+                         take engine locks inside the token's `with` block",
+                    )
+                })?;
             let wanted = me.wanted.clone();
-            let guard = py
-                .detach(move || token.locks(&wanted))
-                .map_err(runtime_error)?;
-            *me.guard.lock().map_err(poisoned)? = Some(guard);
+            let guard = py.detach(|| token.locks(&wanted)).map_err(runtime_error)?;
+            *me.guard.lock().map_err(poisoned)? = Some((guard, token));
         }
         Ok(slf)
     }
@@ -341,7 +352,9 @@ fn connect(py: Python<'_>, socket: Option<PathBuf>, priority: u8) -> PyResult<Py
 /// The cross-process arbiter served from this process on a Unix socket
 /// (what `rtgpu daemon` runs), on a background thread until `stop()` or the
 /// end of a `with` block. `spin_cpu=N`: poll without sleeping, pinned to
-/// CPU N (`rtgpu daemon --spin --cpu N`).
+/// CPU N (`rtgpu daemon --spin --cpu N`). As `rtgpu daemon`, it refuses a
+/// socket another daemon serves and any existing file at `socket` but a
+/// stale socket (RuntimeError).
 #[pyclass(module = "rtgpu.runtime", name = "Daemon")]
 pub(crate) struct PyDaemon {
     socket: PathBuf,
@@ -426,6 +439,7 @@ impl PyDaemon {
             ("direct_handoffs", s.direct_handoffs),
             ("handoff_mismatches", s.handoff_mismatches),
             ("apply_errors", s.apply_errors),
+            ("disconnected", s.disconnected),
         ]
         .into_iter()
         .collect())

@@ -64,7 +64,18 @@ pub enum SettingsError {
     CopyEngines(u64),
     #[error("tokens_per_gpu must be at least 1")]
     NoTokens,
+    #[error("gpus must be at most {MAX_GPUS} (the model's cap), got {0}")]
+    TooManyGpus(usize),
+    #[error("tokens_per_gpu must be at most {MAX_TOKENS_PER_GPU}, got {0}")]
+    TooManyTokens(usize),
 }
+
+/// The most GPUs an arbiter serves (the model's cap on generated GPUs;
+/// a token grant carries its GPU in 15 bits).
+pub const MAX_GPUS: usize = 1024;
+/// The most tokens (ρ) per GPU (a token grant carries its token index in
+/// 16 bits: [`MAX_GPUS`] × this fits).
+pub const MAX_TOKENS_PER_GPU: usize = 64;
 
 impl ArbiterConfig {
     /// The arbiter of the client APIs: `gpus` alike GPUs with
@@ -83,6 +94,9 @@ impl ArbiterConfig {
         if gpus == 0 {
             return Err(SettingsError::NoGpus);
         }
+        if gpus > MAX_GPUS {
+            return Err(SettingsError::TooManyGpus(gpus));
+        }
         let copies = match copy_engines {
             1 => 1,
             2 => 2,
@@ -91,6 +105,13 @@ impl ArbiterConfig {
         if tokens_per_gpu == 0 {
             return Err(SettingsError::NoTokens);
         }
+        if tokens_per_gpu > MAX_TOKENS_PER_GPU {
+            return Err(SettingsError::TooManyTokens(tokens_per_gpu));
+        }
+        // The k-FMLP's k = g resources are whole GPUs: one token each
+        // (seed 000 App. A), as the model's `Policy::tokens()` gives its
+        // analysis and simulator, whatever ρ says.
+        let tokens_per_gpu = if stealing { 1 } else { tokens_per_gpu };
         Ok(ArbiterConfig {
             copy_engines: vec![copies; gpus],
             tokens: TokenConfig {
@@ -795,8 +816,11 @@ mod tests {
     fn client_api_settings_are_checked_in_one_place() {
         let c = ArbiterConfig::uniform(2, 1, 3, "k-fmlp", true, false).expect("valid");
         assert_eq!(c.copy_engines, vec![1, 1]);
-        assert_eq!(c.tokens.tokens_per_gpu, 3);
+        // The k-FMLP has one token per GPU, whatever ρ says (issue 22).
+        assert_eq!(c.tokens.tokens_per_gpu, 1);
         assert_eq!(c.tokens.rule, QueueRule::LAware);
+        let g = ArbiterConfig::uniform(2, 1, 3, "gpusync", true, false).expect("valid");
+        assert_eq!(g.tokens.tokens_per_gpu, 3);
         assert!(c.tokens.stealing);
         let err = |r: Result<ArbiterConfig, SettingsError>| r.expect_err("refused");
         assert_eq!(
@@ -819,6 +843,32 @@ mod tests {
         assert_eq!(
             err(ArbiterConfig::uniform(1, 2, 0, "gpusync", true, true)),
             SettingsError::NoTokens
+        );
+        // Absurd sizes get a clear error, not an allocation abort.
+        assert_eq!(
+            err(ArbiterConfig::uniform(
+                1_000_000_000,
+                2,
+                1,
+                "gpusync",
+                true,
+                true
+            )),
+            SettingsError::TooManyGpus(1_000_000_000)
+        );
+        assert_eq!(
+            err(ArbiterConfig::uniform(
+                1,
+                2,
+                usize::MAX,
+                "gpusync",
+                true,
+                true
+            )),
+            SettingsError::TooManyTokens(usize::MAX)
+        );
+        assert!(
+            ArbiterConfig::uniform(MAX_GPUS, 2, MAX_TOKENS_PER_GPU, "gpusync", true, true).is_ok()
         );
     }
 }

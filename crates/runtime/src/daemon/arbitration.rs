@@ -17,10 +17,10 @@ use rtgpu_policy::predictor::CostPredictor;
 use rtgpu_policy::token::{self, Decision, TokenAllocator};
 use rtgpu_policy::{JobId, Prio};
 
-use super::connection::{write_all_blocking, Conn};
+use super::connection::Conn;
 use super::protocol::{
-    engine_of, token_payload, Msg, ALREADY_TOKEN, LOCK, LOCK_RELEASE, MALFORMED, NO_ENGINE,
-    NO_TOKEN, PROTOCOL, REFUSED, REGISTER, REGISTERED, TOKEN, TOKEN_RELEASE, VERSION,
+    engine_of, token_payload, Msg, ALREADY_TOKEN, BAD_THREAD, LOCK, LOCK_RELEASE, MALFORMED,
+    NO_ENGINE, NO_TOKEN, PROTOCOL, REGISTER, REGISTERED, TOKEN, TOKEN_RELEASE, VERSION,
 };
 use super::shared::{self, Region, Successor, CLOSED, EMPTY, LOCK_RECORDS, REFUSAL, TOKEN_RECORD};
 use super::DaemonStats;
@@ -31,6 +31,8 @@ pub(super) struct Job {
     /// Slot (and connection) index.
     slot: usize,
     tid: libc::pid_t,
+    /// The client's process (`SO_PEERCRED`), whose task `tid` is.
+    pid: libc::pid_t,
     base: Prio,
     applied: Prio,
     own_policy: Option<SchedPolicy>,
@@ -121,14 +123,22 @@ pub(super) fn handle(core: &mut Core, conns: &mut [Option<Conn>], i: usize, m: M
     match (m.op, job) {
         (REGISTER, None) if m.c != PROTOCOL => {
             if let Some(c) = conns[i].as_mut() {
-                let m = Msg::new(REFUSED, VERSION, 0, 0, 0);
-                let _ = write_all_blocking(&mut c.stream, &m.encode());
+                c.refuse_and_close(VERSION);
             }
         }
         (REGISTER, None) => {
+            let tid = libc::pid_t::try_from(m.b).unwrap_or(0);
+            let pid = conns[i].as_ref().map_or(0, |c| c.pid);
+            // The daemon changes this thread's scheduling (as root): it
+            // must be a thread of the process at the other end.
+            if !thread_of(pid, tid) {
+                if let Some(c) = conns[i].as_mut() {
+                    c.refuse_and_close(BAD_THREAD);
+                }
+                return;
+            }
             let j = core.next_job;
             core.next_job = core.next_job.wrapping_add(1);
-            let tid = libc::pid_t::try_from(m.b).unwrap_or(0);
             let fifo = u8::try_from(m.a).unwrap_or(1).clamp(1, 99);
             if core.high.len() <= i {
                 core.high.resize(i + 1, 0);
@@ -144,6 +154,7 @@ pub(super) fn handle(core: &mut Core, conns: &mut [Option<Conn>], i: usize, m: M
                 Job {
                     slot: i,
                     tid,
+                    pid,
                     base: prio_of_fifo(fifo),
                     applied: prio_of_fifo(fifo),
                     own_policy: os::sched_policy(tid).ok(),
@@ -160,13 +171,14 @@ pub(super) fn handle(core: &mut Core, conns: &mut [Option<Conn>], i: usize, m: M
                     core.gpus as u64,
                     (i as u64) << 32 | u64::from(base),
                 );
-                // Sent once on a fresh socket: it fits its buffer. A
-                // client that cannot take it is gone; EOF follows.
-                let _ = shared::send_with_fd(
-                    c.stream.as_raw_fd(),
-                    &reply.encode(),
-                    core.region.raw_fd(),
-                );
+                // The first reply on a fresh socket (a refused client is
+                // closed): it fits the socket's buffer. A client that
+                // cannot take it is disconnected.
+                if shared::send_with_fd(c.stream.as_raw_fd(), &reply.encode(), core.region.raw_fd())
+                    .is_err()
+                {
+                    c.dead = true;
+                }
             }
         }
         (TOKEN, Some(j)) => {
@@ -256,11 +268,22 @@ pub(super) fn handle(core: &mut Core, conns: &mut [Option<Conn>], i: usize, m: M
         (_, Some(j)) => refuse(core, j, MALFORMED),
         (_, None) => {
             if let Some(c) = conns[i].as_mut() {
-                let m = Msg::new(REFUSED, MALFORMED, 0, 0, 0);
-                let _ = write_all_blocking(&mut c.stream, &m.encode());
+                c.refuse_and_close(MALFORMED);
             }
         }
     }
+}
+
+/// Whether `tid` is a thread (task) of process `pid`.
+pub(super) fn thread_of(pid: libc::pid_t, tid: libc::pid_t) -> bool {
+    pid > 0 && tid > 0 && std::path::Path::new(&format!("/proc/{pid}/task/{tid}")).exists()
+}
+
+/// Whether `job` holds and waits for nothing (an idle client).
+pub(super) fn holds_nothing(core: &Core, job: JobId) -> bool {
+    core.jobs.get(&job).is_none_or(|x| x.reqs.is_empty())
+        && core.tokens.held_by(job).is_none()
+        && !core.tokens.is_waiting(job)
 }
 
 /// Refuses `job`'s latest request (through its slot, where it waits).
@@ -529,6 +552,14 @@ fn abandon(core: &mut Core, job: JobId) {
     let Some(x) = core.jobs.remove(&job) else {
         return;
     };
+    // A thread that inherited a priority gets its own back: its process
+    // may live on after closing the connection (a dropped client).
+    if core.apply_priorities && x.applied != x.base && thread_of(x.pid, x.tid) {
+        let own = x.own_policy.unwrap_or(SchedPolicy::Other { nice: 0 });
+        if os::set_sched_policy(x.tid, inherited_policy(x.base, x.base, own)).is_err() {
+            core.apply_errors += 1;
+        }
+    }
     for req in &x.reqs {
         release_lock(core, *req, None);
     }

@@ -38,12 +38,14 @@
 
 mod arbitration;
 mod connection;
+mod listen;
 mod protocol;
 mod remote;
 pub mod shared;
 
-pub use connection::{serve, spawn, spawn_with, Spawned};
-pub use remote::{RemoteClient, RemoteError};
+pub use connection::{serve, serve_with, spawn, spawn_limited, spawn_with, Limits, Spawned};
+pub use listen::lock_path;
+pub use remote::{RemoteClient, RemoteError, CONNECT_TIMEOUT};
 
 /// Where `rtgpu daemon` listens, and the C and Python clients connect, by
 /// default.
@@ -64,6 +66,9 @@ pub struct DaemonStats {
     pub handoff_mismatches: u64,
     /// Inherited priorities the OS refused to apply to client threads.
     pub apply_errors: u64,
+    /// Connections the daemon closed itself: handshake or idle timeouts,
+    /// clients that did not read their replies, refused or evicted ones.
+    pub disconnected: u64,
 }
 
 /// How the daemon waits for requests.

@@ -8,6 +8,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 use super::protocol::{
     engine_code, refusal_text, Msg, LOCK, LOCK_RELEASE, MSG, NO_ENGINE, PROTOCOL, REFUSED,
@@ -48,15 +49,120 @@ pub enum RemoteError {
 /// still there.
 const LIVENESS: Nanos = 200_000_000;
 
+/// How long [`RemoteClient::connect`] waits for the daemon to accept and
+/// answer the registration.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Connects to a Unix socket, waiting at most until `deadline` (a daemon
+/// whose backlog is full makes a blocking connect wait indefinitely).
+fn connect_until(socket: &Path, deadline: Instant) -> io::Result<UnixStream> {
+    use std::os::fd::FromRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = socket.as_os_str().as_bytes();
+    // SAFETY: a zeroed sockaddr_un is valid; the path is copied below.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    if bytes.len() >= addr.sun_path.len() || bytes.contains(&0) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("socket path {} is too long or invalid", socket.display()),
+        ));
+    }
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    for (d, &b) in addr.sun_path.iter_mut().zip(bytes) {
+        *d = b as libc::c_char;
+    }
+    // SAFETY: creating a socket; checked below.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just created, owned by nobody else.
+    let stream = unsafe { UnixStream::from_raw_fd(fd) };
+    loop {
+        // SAFETY: a valid address of the size passed.
+        let rc = unsafe {
+            libc::connect(
+                fd,
+                &addr as *const libc::sockaddr_un as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t,
+            )
+        };
+        if rc == 0 {
+            break;
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            // The listener's backlog is full: try again until the deadline.
+            Some(libc::EAGAIN) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Some(libc::EAGAIN) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the rtgpu daemon accepts no connection (backlog full)",
+                ))
+            }
+            _ => return Err(e),
+        }
+    }
+    stream.set_nonblocking(false)?;
+    Ok(stream)
+}
+
 impl RemoteClient {
     /// Connects to the daemon at `socket` and registers the calling thread
-    /// with base SCHED_FIFO priority `fifo`.
+    /// with base SCHED_FIFO priority `fifo`, waiting at most
+    /// [`CONNECT_TIMEOUT`] for the daemon.
     pub fn connect(socket: &Path, fifo: u8) -> Result<RemoteClient, RemoteError> {
-        let mut stream = UnixStream::connect(socket)?;
+        Self::connect_timeout(socket, fifo, CONNECT_TIMEOUT)
+    }
+
+    /// [`Self::connect`] waiting at most `timeout` for the daemon to
+    /// accept and answer.
+    pub fn connect_timeout(
+        socket: &Path,
+        fifo: u8,
+        timeout: Duration,
+    ) -> Result<RemoteClient, RemoteError> {
+        let deadline = Instant::now() + timeout;
+        let mut stream = connect_until(socket, deadline)?;
+        let left = |d: Instant| {
+            d.saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(1))
+        };
+        stream.set_write_timeout(Some(left(deadline)))?;
         let tid = u64::try_from(os::gettid()).unwrap_or(0);
-        stream.write_all(&Msg::new(REGISTER, u32::from(fifo), tid, PROTOCOL, 0).encode())?;
+        // A daemon that refuses at once (it serves its maximum) may have
+        // closed the connection before this write: its refusal is still
+        // there to read.
+        let wrote =
+            stream.write_all(&Msg::new(REGISTER, u32::from(fifo), tid, PROTOCOL, 0).encode());
+        stream.set_read_timeout(Some(left(deadline)))?;
         let mut b = [0u8; MSG];
-        let fd = shared::recv_with_fd(stream.as_raw_fd(), &mut b)?;
+        let fd = shared::recv_with_fd(stream.as_raw_fd(), &mut b).map_err(|e| {
+            if let Err(w) = wrote {
+                w
+            } else if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::TimedOut {
+                io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "no answer from the rtgpu daemon within {} ms",
+                        timeout.as_millis()
+                    ),
+                )
+            } else {
+                e
+            }
+        })?;
+        stream.set_read_timeout(None)?;
+        stream.set_write_timeout(None)?;
         let r = Msg::decode(&b);
         match r.op {
             REGISTERED => {}
