@@ -200,6 +200,18 @@ fn run_report(a: &ReportArgs) -> ExitCode {
         a.export_overheads.as_deref(),
         a.format,
     );
+    let inputs: Vec<&std::path::Path> = std::iter::once(file.as_path()).chain(cyclictest).collect();
+    for (path, what) in [
+        (plot, "plot"),
+        (a.occurrences.as_deref(), "occurrences (CSV)"),
+        (export, "overheads table"),
+    ] {
+        if let Some(p) = path {
+            if let Err(e) = crate::output::check(p, what, &inputs) {
+                return fail(e);
+            }
+        }
+    }
     let text = match std::fs::read(file) {
         Ok(b) => String::from_utf8_lossy(&b).into_owned(),
         Err(e) => return fail(format!("cannot read {}: {e}", file.display())),
@@ -248,18 +260,18 @@ fn run_report(a: &ReportArgs) -> ExitCode {
         print!("{}", render_text(&report));
     }
     if let Some(out) = plot {
-        if let Err(e) = std::fs::write(out, render_svg(&report)) {
+        if let Err(e) = crate::output::write(out, render_svg(&report).as_bytes()) {
             return fail(format!("cannot write {}: {e}", out.display()));
         }
     }
     if let Some(out) = &a.occurrences {
-        if let Err(e) = std::fs::write(out, occurrences_csv(&trace)) {
+        if let Err(e) = crate::output::write(out, occurrences_csv(&trace).as_bytes()) {
             return fail(format!("cannot write {}: {e}", out.display()));
         }
     }
     if let Some(out) = export {
         let t = rtgpu_latency::overheads::to_toml(&trace.overheads, &file.display().to_string());
-        if let Err(e) = std::fs::write(out, t) {
+        if let Err(e) = crate::output::write(out, t.as_bytes()) {
             return fail(format!("cannot write {}: {e}", out.display()));
         }
     }

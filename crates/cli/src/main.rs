@@ -20,6 +20,7 @@ mod daemon;
 mod experiment;
 mod gpu;
 mod latency;
+mod output;
 mod overheads;
 mod render;
 mod run;
@@ -403,6 +404,13 @@ fn run_analyze(
     method: MethodArg,
     sched: SchedArg,
 ) -> ExitCode {
+    if let Some(out) = plan_out {
+        let inputs: Vec<&std::path::Path> = std::iter::once(file).chain(overheads.file()).collect();
+        if let Err(e) = output::check(out, "plan", &inputs) {
+            eprintln!("rtgpu analyze: {e}");
+            return ExitCode::from(EXIT_INVALID);
+        }
+    }
     let workload = match rtgpu_model::load_workload(file) {
         Ok(w) => w,
         Err(e) => {
@@ -472,13 +480,8 @@ fn run_analyze(
     })
 }
 
-/// Write atomically (temporary file, then rename) so an interrupted run
-/// never leaves a half-written plan where a good one was.
+/// The plan as JSON, written whole or not at all ([`output::write`]).
 fn write_plan(out: &std::path::Path, plan: &rtgpu_analysis::workload::Plan) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(plan).map_err(std::io::Error::other)?;
-    let mut tmp = out.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, text + "\n")?;
-    std::fs::rename(&tmp, out)
+    output::write(out, (text + "\n").as_bytes())
 }

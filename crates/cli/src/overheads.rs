@@ -27,6 +27,14 @@ pub enum Source {
 }
 
 impl Source {
+    /// The file it reads, if any (an input no output may overwrite).
+    pub fn file(&self) -> Option<&std::path::Path> {
+        match self {
+            Source::File(p) => Some(p),
+            _ => None,
+        }
+    }
+
     /// Parses `--overheads`: the keywords, else a path (clap value parser).
     pub fn parse(s: &str) -> Result<Source, String> {
         Ok(match s {

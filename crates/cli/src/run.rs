@@ -116,6 +116,16 @@ fn parse_server(text: &str) -> Result<ServerConfig, String> {
 }
 
 pub fn run(o: &Options) -> ExitCode {
+    // Outputs checked before the run, not after it.
+    let inputs: Vec<&Path> = std::iter::once(o.file).chain(o.overheads.file()).collect();
+    for (path, what) in [(o.csv, "jobs (CSV)"), (o.trace, "trace")] {
+        if let Some(p) = path {
+            if let Err(e) = crate::output::check(p, what, &inputs) {
+                eprintln!("rtgpu run: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     // `auto` asks what this machine permits; without real-time policies
     // the file's own plan runs at SCHED_OTHER.
     let (sched, sched_note) = match o.sched {
@@ -264,7 +274,7 @@ pub fn run(o: &Options) -> ExitCode {
         ),
     ] {
         if let (Some(path), Some(body)) = (path, body) {
-            if let Err(e) = write_atomic(path, &body) {
+            if let Err(e) = crate::output::write(path, body.as_bytes()) {
                 eprintln!("rtgpu: cannot write the {what} to {}: {e}", path.display());
                 return ExitCode::from(2);
             }
@@ -474,11 +484,4 @@ fn trace(w: &rtgpu_model::Workload, out: &RunOutcome) -> String {
         }));
     }
     serde_json::json!({ "traceEvents": events, "displayTimeUnit": "ms" }).to_string()
-}
-
-fn write_atomic(path: &Path, body: &str) -> std::io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    std::fs::write(&tmp, body)?;
-    std::fs::rename(&tmp, path)
 }

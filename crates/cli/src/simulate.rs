@@ -2,7 +2,7 @@
 //! core (crates/sim) and show per-task results beside the analysis bounds.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use rtgpu_sim::{simulate, Releases, Scenario, SimConfig, SimResult};
@@ -87,6 +87,18 @@ fn percent_ppm(what: &str, v: f64) -> Result<u32, String> {
 }
 
 pub fn run(a: &SimulateArgs) -> ExitCode {
+    for (path, what) in [
+        (&a.csv, "jobs (CSV)"),
+        (&a.trace, "trace"),
+        (&a.svg, "plot"),
+    ] {
+        if let Some(p) = path {
+            if let Err(e) = crate::output::check(p, what, &[a.file.as_path()]) {
+                eprintln!("rtgpu simulate: {e}");
+                return ExitCode::from(EXIT_INVALID);
+            }
+        }
+    }
     let (sched, sched_note) = a.sched.resolve();
     let loaded = rtgpu_model::load_workload(&a.file)
         .map_err(|e| e.to_string())
@@ -168,7 +180,7 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
     ];
     for (path, make) in writes {
         if let Some(p) = path {
-            if let Err(e) = write_file(p, &make()) {
+            if let Err(e) = crate::output::write(p, make().as_bytes()) {
                 eprintln!("rtgpu simulate: cannot write {}: {e}", p.display());
                 return ExitCode::from(EXIT_INVALID);
             }
@@ -182,10 +194,6 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
     } else {
         EXIT_MISSES
     })
-}
-
-fn write_file(p: &Path, text: &str) -> std::io::Result<()> {
-    std::fs::write(p, text)
 }
 
 fn pct(v: f64) -> String {

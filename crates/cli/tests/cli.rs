@@ -307,3 +307,64 @@ fn sched_deadline_is_the_same_system_in_analyze_and_simulate() {
     let o = rtgpu(&["analyze", &late, "--sched", "rr"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// Outputs (issue 22): one equal to an input is refused and the input kept;
+/// a missing directory is refused before the work, not after it.
+#[test]
+fn an_output_never_overwrites_an_input_and_is_checked_first() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let w = write(
+        dir.path(),
+        "w.toml",
+        "[platform]\ncores = 1\n[[task]]\nname = \"t\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\n",
+    );
+    let before = std::fs::read_to_string(&w).expect("read");
+    for args in [
+        vec!["analyze", w.as_str(), "--plan", w.as_str()],
+        vec!["simulate", w.as_str(), "--csv", w.as_str()],
+        vec!["simulate", w.as_str(), "--svg", w.as_str()],
+    ] {
+        let o = rtgpu(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&o).contains("would overwrite the input"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(
+            std::fs::read_to_string(&w).expect("read"),
+            before,
+            "{args:?}"
+        );
+    }
+    let started = std::time::Instant::now();
+    let o = rtgpu(&[
+        "run",
+        &w,
+        "--duration",
+        "30s",
+        "--no-realtime",
+        "--csv",
+        "/nonexistent/x.csv",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("the directory /nonexistent does not exist"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        started.elapsed().as_secs() < 20,
+        "refused before the 30 s run"
+    );
+    // A plan is written whole, next to nothing else.
+    let plan = dir.path().join("p.json");
+    let o = rtgpu(&["analyze", &w, "--plan", plan.to_str().expect("utf8")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("ls")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
