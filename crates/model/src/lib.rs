@@ -96,11 +96,39 @@ pub fn parse_overheads(text: &str, file_name: &str) -> Result<Overheads, ModelEr
     parse::parse_overheads_file(text, file_name).map_err(ModelError::Invalid)
 }
 
-/// Reads and parses an overheads file (see [`parse_overheads`]).
-pub fn load_overheads(path: &Path) -> Result<Overheads, ModelError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ModelError::Io {
+/// The largest workload or overheads file read (`/dev/zero` or a stray
+/// multi-gigabyte file gets an error, not the machine's memory): 64 MiB,
+/// far above any real workload (100,000 tasks take about 8 MB).
+pub const MAX_INPUT_BYTES: u64 = 64 << 20;
+
+/// Reads at most [`MAX_INPUT_BYTES`] of `path`; more is an error naming it.
+fn read_bounded(path: &Path) -> Result<Vec<u8>, ModelError> {
+    use std::io::Read as _;
+    let io = |source| ModelError::Io {
         path: path.to_path_buf(),
         source,
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(io(std::io::Error::other(format!(
+            "larger than {} MiB, the most a workload or overheads file may be",
+            MAX_INPUT_BYTES >> 20
+        ))));
+    }
+    Ok(bytes)
+}
+
+/// Reads and parses an overheads file (see [`parse_overheads`]).
+pub fn load_overheads(path: &Path) -> Result<Overheads, ModelError> {
+    let bytes = read_bounded(path)?;
+    let text = String::from_utf8(bytes).map_err(|e| ModelError::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()),
     })?;
     parse_overheads(&text, &path.display().to_string())
 }
@@ -109,10 +137,7 @@ pub fn load_overheads(path: &Path) -> Result<Overheads, ModelError> {
 /// [`ModelError::Io`] naming the path; one that is not UTF-8 is a
 /// diagnostic at the first invalid byte.
 pub fn load_workload(path: &Path) -> Result<Workload, ModelError> {
-    let bytes = std::fs::read(path).map_err(|source| ModelError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let bytes = read_bounded(path)?;
     let file = path.display().to_string();
     match String::from_utf8(bytes) {
         Ok(text) => parse_workload(&text, &file),

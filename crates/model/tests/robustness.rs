@@ -97,3 +97,16 @@ fn deep_nesting_does_not_overflow_the_stack() {
         let _ = parse_workload(&keys, "deep.toml");
     }
 }
+
+/// An endless or huge input is refused after a bounded read (issue 22: the
+/// whole of `/dev/zero` used to be read, 24 GB before the OOM killer).
+#[test]
+fn an_endless_input_is_refused_after_a_bounded_read() {
+    for load in [
+        |p: &std::path::Path| rtgpu_model::load_workload(p).map(|_| ()),
+        |p: &std::path::Path| rtgpu_model::load_overheads(p).map(|_| ()),
+    ] {
+        let e = load(std::path::Path::new("/dev/zero")).expect_err("refused");
+        assert!(e.to_string().contains("larger than 64 MiB"), "{e}");
+    }
+}
