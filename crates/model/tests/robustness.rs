@@ -110,3 +110,24 @@ fn an_endless_input_is_refused_after_a_bounded_read() {
         assert!(e.to_string().contains("larger than 64 MiB"), "{e}");
     }
 }
+
+/// A platform of 2^32 − 1 cores is refused with the cap named, not a
+/// 550 GB allocation (issue 22).
+#[test]
+fn absurd_core_counts_are_refused_with_the_cap() {
+    let w = |cores: &str| {
+        rtgpu_model::parse_workload(
+            &format!(
+                "[platform]\ncores = {cores}\n[[task]]\nname = \"t\"\nwcet = \"1 ms\"\n\
+                 period = \"10 ms\"\n"
+            ),
+            "c.toml",
+        )
+    };
+    let e = w("4294967295").expect_err("refused");
+    assert!(
+        e.to_string().contains("more than 1048576 cores in total"),
+        "{e}"
+    );
+    assert!(w("1048576").is_ok());
+}

@@ -31,6 +31,10 @@ type Val<'i> = Spanned<DeValue<'i>>;
 const MAX_GENERATED_GPUS: i64 = 1024;
 /// Tasks after `count` expansion, for the same reason.
 const MAX_TASKS: usize = 100_000;
+/// The most cores a platform may have in all, as Python's
+/// `partition(cores=)` allows: every analysis and the simulator keep
+/// per-core state.
+pub(crate) const MAX_CORES: u32 = 1 << 20;
 
 pub(crate) const DEFAULT_SINGLE_CLUSTER: &str = "node0";
 

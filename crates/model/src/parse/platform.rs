@@ -112,18 +112,20 @@ pub(super) fn parse_platform(cx: &mut Cx, plat: &Tbl) -> Option<ParsedPlatform> 
         }
     }
 
-    // Global core ids must fit in u32.
+    // Global core ids, at most MAX_CORES of them (as Python's
+    // `partition(cores=)`): every analysis and the simulator keep per-core
+    // state, so 2^32 cores would be a 550 GB allocation, not an answer.
     let mut first_core: u32 = 0;
     let mut first_cores = Vec::with_capacity(drafts.len());
     for d in &drafts {
         first_cores.push(first_core);
-        match first_core.checked_add(d.cores) {
+        match first_core.checked_add(d.cores).filter(|&n| n <= MAX_CORES) {
             Some(next) => first_core = next,
             None => {
                 cx.error(
                     plat.start,
                     "platform",
-                    format!("more than {} cores in total", u32::MAX),
+                    format!("more than {MAX_CORES} cores in total, the most rtgpu analyses"),
                 );
                 break;
             }
