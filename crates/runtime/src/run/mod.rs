@@ -208,6 +208,19 @@ mod tests {
         );
     }
 
+    /// A period near 2^64 ns releases one job and ends with the run
+    /// (issue 22: the release times wrapped round and the run spun).
+    #[test]
+    fn a_huge_period_releases_one_job_and_stops() {
+        let w = workload(
+            "[platform]\ncores = 1\n[[task]]\nname = \"t\"\nwcet = \"100 us\"\n\
+             period = \"18446744073709551615 ns\"\n",
+        );
+        let (report, plan) = rtgpu_analysis::workload::analyze(&w);
+        let out = run(&w, &report, &plan, &RunConfig::new(50_000_000, false)).expect("runs");
+        assert_eq!(out.jobs.len(), 1);
+    }
+
     #[test]
     fn periodic_jobs_are_released_on_time_and_do_their_work() {
         let w = workload(

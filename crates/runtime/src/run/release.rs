@@ -102,7 +102,7 @@ impl PieceCursor<'_> {
             let (cpus, policy, budget, offset, planned) = &self.spec.pieces[self.k];
             if !self.entered {
                 // Fixed offsets: never earlier than planned (seed 003 §III.B).
-                os::sleep_until(self.release + offset);
+                os::sleep_until(self.release.saturating_add(*offset));
                 if self.k != *current {
                     place(self.spec.index, cpus, *policy, warnings);
                     *current = self.k;
@@ -161,10 +161,12 @@ fn task_thread(
     let mut jobs = Vec::with_capacity(jobs_expected);
     barrier.wait();
     let t0 = start_at.load(std::sync::atomic::Ordering::SeqCst);
-    let end = t0 + duration;
+    let end = t0.saturating_add(duration);
     let mut current = 0usize;
     for job in 0u64.. {
-        let release = t0 + job * spec.period;
+        // Saturating: a period near 2^64 ns ends the releases instead of
+        // wrapping round to the past (which released jobs without pause).
+        let release = t0.saturating_add(job.saturating_mul(spec.period));
         if release >= end {
             break;
         }
