@@ -131,3 +131,17 @@ fn absurd_core_counts_are_refused_with_the_cap() {
     );
     assert!(w("1048576").is_ok());
 }
+
+/// An overhead near 2^64 ns is refused (issue 22: sums saturated and the
+/// interrupt cost vanished from `rtgpu simulate`).
+#[test]
+fn overheads_beyond_ten_seconds_are_refused() {
+    let e = rtgpu_model::parse_workload(
+        "[platform]\ncores = 1\n[overheads]\nth = \"18446744073709551615 ns\"\n\
+         [[task]]\nname = \"t\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\n",
+        "o.toml",
+    )
+    .expect_err("refused");
+    assert!(e.to_string().contains("overheads.th"), "{e}");
+    assert!(e.to_string().contains("more than any overhead"), "{e}");
+}

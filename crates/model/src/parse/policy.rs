@@ -5,6 +5,9 @@ use toml::de::DeValue;
 use super::*;
 use crate::schema::{self, KeySpec};
 
+/// The largest overhead (and tick quantum) a file may give: 10 s.
+const MAX_OVERHEAD: u64 = 10_000_000_000;
+
 pub(super) fn parse_overheads(cx: &mut Cx, t: &Tbl) -> Overheads {
     let base = t.get("base").and_then(|v| {
         read_choice(
@@ -39,6 +42,18 @@ pub(super) fn parse_overheads(cx: &mut Cx, t: &Tbl) -> Overheads {
             if let Some(x) = read_duration(cx, v, &field) {
                 if key == "quantum" && x == 0 {
                     cx.error(v.span().start, &field, "the tick quantum must be positive");
+                } else if x > MAX_OVERHEAD {
+                    // Sums of these saturate near 2^64 ns, which would make
+                    // a cost vanish rather than dominate.
+                    cx.error(
+                        v.span().start,
+                        &field,
+                        format!(
+                            "{} is above {}, more than any overhead (they are microseconds)",
+                            crate::units::format_duration(x),
+                            crate::units::format_duration(MAX_OVERHEAD)
+                        ),
+                    );
                 } else {
                     *slot = x;
                 }
