@@ -185,6 +185,8 @@ pub fn run(o: &Options) -> ExitCode {
     } else {
         None
     };
+    // Ctrl-C or SIGTERM: stop releasing, then report and write as usual.
+    run::stop_on_signals();
     let outcome = match run::run(
         &workload,
         &report,
@@ -204,6 +206,13 @@ pub fn run(o: &Options) -> ExitCode {
         Ok(mut out) => {
             if let Some(n) = sched_note {
                 out.notes.insert(0, n);
+            }
+            if run::stop_requested() {
+                out.warnings.push(
+                    "stopped by a signal (Ctrl-C or SIGTERM): no job was released after it; \
+                     the jobs released until then are reported and written"
+                        .to_string(),
+                );
             }
             out
         }

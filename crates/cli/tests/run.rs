@@ -399,3 +399,46 @@ fn keywords_win_over_files_of_the_same_name() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("nothing.toml"));
 }
+
+/// SIGTERM (or Ctrl-C) stops releasing jobs: the run still prints its
+/// summary and writes its CSV, promptly (issue 22: it used to exit at once
+/// with nothing).
+#[test]
+fn a_signal_stops_the_run_which_still_reports_and_writes() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let csv = dir.path().join("jobs.csv");
+    let child = Command::new(env!("CARGO_BIN_EXE_rtgpu"))
+        .args([
+            "run",
+            &example("control-2core.toml"),
+            "--duration",
+            "60s",
+            "--no-realtime",
+            "--overheads",
+            "workload",
+            "--csv",
+            csv.to_str().expect("utf8"),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("rtgpu runs");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let sent = std::time::Instant::now();
+    let k = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(k.success());
+    let o = child.wait_with_output().expect("rtgpu exits");
+    assert!(sent.elapsed().as_secs() < 20, "stopped promptly");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{out}");
+    assert!(out.contains("stopped by a signal"), "{out}");
+    assert!(out.contains("joint-control"), "{out}");
+    let rows = std::fs::read_to_string(&csv)
+        .expect("CSV written")
+        .lines()
+        .count();
+    assert!(rows > 100, "{rows} rows");
+}

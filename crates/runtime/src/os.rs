@@ -278,9 +278,9 @@ pub fn thread_cpu_time() -> Nanos {
     clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
-/// Sleeps until CLOCK_MONOTONIC reaches `deadline` (absolute, so periodic
-/// releases do not drift), resuming after signals.
-pub fn sleep_until(deadline: Nanos) {
+/// [`sleep_until`], returning early when a signal interrupts the sleep and
+/// `stop` then says so (a run stopped by Ctrl-C).
+pub fn sleep_until_or(deadline: Nanos, stop: impl Fn() -> bool) {
     let ts = libc::timespec {
         tv_sec: (deadline / 1_000_000_000) as libc::time_t,
         tv_nsec: (deadline % 1_000_000_000) as libc::c_long,
@@ -295,10 +295,16 @@ pub fn sleep_until(deadline: Nanos) {
                 std::ptr::null_mut(),
             )
         };
-        if rc != libc::EINTR {
+        if rc != libc::EINTR || stop() {
             return;
         }
     }
+}
+
+/// Sleeps until CLOCK_MONOTONIC reaches `deadline` (absolute, so periodic
+/// releases do not drift), resuming after signals.
+pub fn sleep_until(deadline: Nanos) {
+    sleep_until_or(deadline, || false)
 }
 
 /// Busy-waits for `ns` nanoseconds of this thread's CPU time: a job's CPU

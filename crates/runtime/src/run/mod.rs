@@ -94,6 +94,37 @@ pub enum KlmirqdMode {
     Independent(Option<ServerConfig>),
 }
 
+/// Set by [`stop_on_signals`]'s handler: the task threads release no
+/// further job (each finishes the one it runs), so the run ends, reports
+/// and writes its outputs as after its duration.
+static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn on_stop_signal(_: libc::c_int) {
+    STOP.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// SIGINT and SIGTERM stop releasing jobs instead of killing the process:
+/// the run drains, prints its summary, writes its outputs and restores
+/// every priority it changed (`rtgpu run`; issue 22).
+pub fn stop_on_signals() {
+    // SAFETY: installing a handler that only stores to an atomic.
+    unsafe {
+        libc::signal(
+            libc::SIGINT,
+            on_stop_signal as *const () as libc::sighandler_t,
+        );
+        libc::signal(
+            libc::SIGTERM,
+            on_stop_signal as *const () as libc::sighandler_t,
+        );
+    }
+}
+
+/// Whether a signal asked the run to stop.
+pub fn stop_requested() -> bool {
+    STOP.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Why a workload cannot be run.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {

@@ -167,10 +167,13 @@ fn task_thread(
         // Saturating: a period near 2^64 ns ends the releases instead of
         // wrapping round to the past (which released jobs without pause).
         let release = t0.saturating_add(job.saturating_mul(spec.period));
-        if release >= end {
+        if release >= end || super::stop_requested() {
             break;
         }
-        os::sleep_until(release);
+        os::sleep_until_or(release, super::stop_requested);
+        if super::stop_requested() {
+            break;
+        }
         if let (Some(d), Some(slot)) = (&spec.edf, edf_slot) {
             warnings.extend(d.release(slot, release + spec.deadline));
         }
