@@ -212,7 +212,13 @@ fn run_report(a: &ReportArgs) -> ExitCode {
             }
         }
     }
-    let text = match std::fs::read(file) {
+    let read = if file.as_os_str() == "-" {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut b).map(|_| b)
+    } else {
+        std::fs::read(file)
+    };
+    let text = match read {
         Ok(b) => String::from_utf8_lossy(&b).into_owned(),
         Err(e) => return fail(format!("cannot read {}: {e}", file.display())),
     };

@@ -368,3 +368,32 @@ fn an_output_never_overwrites_an_input_and_is_checked_first() {
         .collect();
     assert_eq!(names.len(), 2, "{names:?}");
 }
+
+/// `-` reads standard input (issue 23): `rtgpu analyze -`, with errors
+/// naming `<stdin>`.
+#[test]
+fn a_dash_reads_the_workload_from_standard_input() {
+    use std::io::Write as _;
+    let run = |text: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rtgpu"))
+            .args(["analyze", "-"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("runs");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(text.as_bytes())
+            .expect("written");
+        child.wait_with_output().expect("exits")
+    };
+    let o = run(&std::fs::read_to_string(example("quickstart.toml")).expect("example"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("SCHEDULABLE"), "{}", stdout(&o));
+    let o = run("[platform]\ncores = 1\n[[task]]\nname = \"t\"\nwcet = \"1 ms\"\nperiod = 10\n");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).starts_with("<stdin>:6:10:"), "{}", stderr(&o));
+}

@@ -101,7 +101,8 @@ pub fn parse_overheads(text: &str, file_name: &str) -> Result<Overheads, ModelEr
 /// far above any real workload (100,000 tasks take about 8 MB).
 pub const MAX_INPUT_BYTES: u64 = 64 << 20;
 
-/// Reads at most [`MAX_INPUT_BYTES`] of `path`; more is an error naming it.
+/// Reads at most [`MAX_INPUT_BYTES`] of `path` (standard input for `-`);
+/// more is an error naming it.
 fn read_bounded(path: &Path) -> Result<Vec<u8>, ModelError> {
     use std::io::Read as _;
     let io = |source| ModelError::Io {
@@ -109,8 +110,12 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>, ModelError> {
         source,
     };
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .map_err(io)?
+    let reader: Box<dyn std::io::Read> = if path.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(std::fs::File::open(path).map_err(io)?)
+    };
+    reader
         .take(MAX_INPUT_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(io)?;
@@ -133,12 +138,16 @@ pub fn load_overheads(path: &Path) -> Result<Overheads, ModelError> {
     parse_overheads(&text, &path.display().to_string())
 }
 
-/// Reads and parses a workload file. A file that cannot be read is a
-/// [`ModelError::Io`] naming the path; one that is not UTF-8 is a
-/// diagnostic at the first invalid byte.
+/// Reads and parses a workload file (`-`: standard input). A file that
+/// cannot be read is a [`ModelError::Io`] naming the path; one that is not
+/// UTF-8 is a diagnostic at the first invalid byte.
 pub fn load_workload(path: &Path) -> Result<Workload, ModelError> {
     let bytes = read_bounded(path)?;
-    let file = path.display().to_string();
+    let file = if path.as_os_str() == "-" {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    };
     match String::from_utf8(bytes) {
         Ok(text) => parse_workload(&text, &file),
         Err(e) => {
