@@ -400,6 +400,22 @@ impl Builder {
             n if n.ends_with("_entry") => self.task(e.comm),
             _ => 0,
         };
+        // A CPU's events come in time order in one recording: a step back
+        // means a shuffled or concatenated trace, whose figures would be
+        // nonsense (issue 22: oWCET 185 ms, oMIAT 0).
+        if let Some(c) = self.cpus.get(e.cpu as usize) {
+            if c.events > 0 && e.ts < c.last_ts {
+                return Err(ParseError {
+                    line,
+                    message: format!(
+                        "time goes back on CPU {} ({} ns after {} ns): the trace is out of \
+                         order (shuffled or several recordings concatenated); give one \
+                         recording as the tool wrote it",
+                        e.cpu, e.ts, c.last_ts
+                    ),
+                });
+            }
+        }
         let after_irq_exit = {
             let c = self.cpu(e.cpu);
             c.events += 1;

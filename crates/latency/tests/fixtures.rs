@@ -237,3 +237,14 @@ fn fuzz_finding_huge_wakeup_target() {
         assert!(t.cpus.len() <= 2);
     }
 }
+
+/// A concatenated or shuffled trace is refused, naming the CPU and the
+/// line (issue 22: it was analysed into nonsense, oWCET 185 ms, oMIAT 0).
+#[test]
+fn an_out_of_order_trace_is_refused() {
+    let one = fixture("host-trace-cmd-report.txt");
+    let twice = format!("{one}{one}");
+    let e = parse_trace(&twice).expect_err("refused");
+    assert!(e.to_string().contains("time goes back on CPU"), "{e}");
+    assert!(parse_trace(&one).is_ok());
+}
