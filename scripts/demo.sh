@@ -35,4 +35,7 @@ echo "run exit status $run_status (0 every deadline met, 1 some missed, 2 not ru
 echo "measured, simulated (sim max R) and analysed (R bound) response times side by side;"
 echo "without root or on fewer CPUs than the plan's cores it says above what it degraded to."
 echo "Python: .venv/bin/python -c 'import rtgpu; print(rtgpu.load_workload(\"examples/quickstart.toml\").analyze())'"
+echo
+echo "The guides write \`rtgpu ...\`: the binary is $PWD/target/release/rtgpu; put it on PATH with"
+echo "  export PATH=\"$PWD/target/release:\$PATH\""
 exit "$status"
