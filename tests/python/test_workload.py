@@ -268,3 +268,34 @@ def test_under_deadline_makes_every_task_a_reservation() -> None:
     )
     with pytest.raises(ValueError, match="task x: deadline 20 ms > period 10 ms"):
         late.under_deadline()
+
+
+def test_ctrl_c_stops_a_long_simulation() -> None:
+    """SIGINT during `simulate()` raises KeyboardInterrupt promptly (issue 22)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = (
+        "import rtgpu, sys\n"
+        f"w = rtgpu.load_workload({str(EXAMPLES / 'feature-tracking.toml')!r})\n"
+        "print('started', flush=True)\n"
+        "try:\n"
+        "    w.simulate(duration='100000 s')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    sys.exit(3)\n"
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert p.stdout is not None
+    assert p.stdout.readline().strip() == "started"
+    time.sleep(1.0)
+    sent = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert time.monotonic() - sent < 10, "stopped promptly"
+    assert p.returncode == 3, (out, err)
+    assert "interrupted" in out

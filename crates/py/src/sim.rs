@@ -113,13 +113,48 @@ fn config<'w>(w: &'w Workload, a: &SimArgs<'_, '_>) -> PyResult<(Cow<'w, Workloa
 /// `rtgpu simulate`'s (klmirqd's independent servers charged).
 pub(crate) fn simulate(py: Python<'_>, w: &Workload, a: &SimArgs<'_, '_>) -> PyResult<PySimResult> {
     let (w, cfg) = config(w, a)?;
-    let outcome = py.detach(|| {
-        let result = rtgpu_sim::simulate(&w, &cfg)?;
-        let extra = rtgpu_sim::analysis_extra(&w, &cfg);
-        let (report, _) = analyze_with(&w, &extra);
-        let bounds: Vec<Option<Time>> = report.tasks.iter().map(|t| t.response_time).collect();
-        Ok::<_, rtgpu_sim::SimError>((result, bounds, extra.bottom_halves))
-    });
+    // The simulation runs on a thread of its own while this one, every
+    // 50 ms, lets Python handle its signals: Ctrl-C raises
+    // KeyboardInterrupt and stops the simulation (issue 22).
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let outcome = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (w, cfg, cancel) = (&w, &cfg, &cancel);
+        scope.spawn(move || {
+            let run = || {
+                let result = rtgpu_sim::simulate_cancellable(w, cfg, cancel)?;
+                let extra = rtgpu_sim::analysis_extra(w, cfg);
+                let (report, _) = analyze_with(w, &extra);
+                let bounds: Vec<Option<Time>> =
+                    report.tasks.iter().map(|t| t.response_time).collect();
+                Ok::<_, rtgpu_sim::SimError>((result, bounds, extra.bottom_halves))
+            };
+            let _ = tx.send(run());
+        });
+        let mut rx = rx;
+        loop {
+            // (The receiver goes into the GIL-free closure and back: it is
+            // Send, not Sync.)
+            let (waited, back) = py.detach(move || {
+                let waited = rx.recv_timeout(std::time::Duration::from_millis(50));
+                (waited, rx)
+            });
+            rx = back;
+            match waited {
+                Ok(done) => return Ok(done),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if let Err(e) = py.check_signals() {
+                        cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                        let _ = py.detach(move || rx.recv());
+                        return Err(e);
+                    }
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(value_error("the simulation thread panicked"));
+                }
+            }
+        }
+    })?;
     let (result, bounds, server) =
         outcome.map_err(|e| value_error(format!("the simulator cannot run {}: {e}", w.name)))?;
     Ok(PySimResult {

@@ -220,6 +220,21 @@ pub fn simulate(w: &rtgpu_model::Workload, cfg: &SimConfig) -> Result<SimResult,
     Ok(engine::Engine::new(plan, cfg).run())
 }
 
+/// [`simulate`] that stops when `cancel` is set (a caller's Ctrl-C):
+/// `Err` saying so then, the partial run discarded.
+pub fn simulate_cancellable(
+    w: &rtgpu_model::Workload,
+    cfg: &SimConfig,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Result<SimResult, SimError> {
+    let plan = setup::build(w, cfg)?;
+    let result = engine::Engine::new(plan, cfg).run_until(Some(cancel));
+    if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(SimError("interrupted".to_string()));
+    }
+    Ok(result)
+}
+
 /// Priority-inversion CDF: (duration, fraction of inversions <= duration)
 /// at each distinct duration (seed 000 Fig. 3).
 pub fn inversion_cdf(sorted: &[Time]) -> Vec<(Time, f64)> {

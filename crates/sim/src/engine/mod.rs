@@ -334,12 +334,25 @@ impl Engine {
         self.events.push(t, encode(ev), slot);
     }
 
-    pub fn run(mut self) -> SimResult {
+    pub fn run(self) -> SimResult {
+        self.run_until(None)
+    }
+
+    /// [`Self::run`], stopping early (a partial result) once `cancel` is
+    /// set; it is read every 65,536 events.
+    pub fn run_until(mut self, cancel: Option<&std::sync::atomic::AtomicBool>) -> SimResult {
         for i in 0..self.ntasks {
             self.schedule_release(i, 0);
         }
+        let mut count: u32 = 0;
         while let Some((t, code)) = self.events.pop() {
             if t >= self.cfg.duration && (!self.cfg.drain || self.active_jobs == 0) {
+                break;
+            }
+            count = count.wrapping_add(1);
+            if count & 0xffff == 0
+                && cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+            {
                 break;
             }
             self.now = t;
