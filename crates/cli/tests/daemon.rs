@@ -210,15 +210,6 @@ fn the_k_fmlp_daemon_has_one_token_per_gpu() {
     assert!(stdout.contains("2 GPU(s), 1 token(s) each"), "{stdout}");
 }
 
-/// CPU time (user + system, clock ticks) a process has used.
-fn cpu_ticks(pid: u32) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
-    // Fields after the command name (which may hold spaces): state is 3rd.
-    let rest = &s[s.rfind(')').expect("comm") + 2..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    f[11].parse::<u64>().expect("utime") + f[12].parse::<u64>().expect("stime")
-}
-
 /// With few descriptors (RLIMIT_NOFILE 48) and many connections piling
 /// up, the daemon neither spins nor locks anyone out: idle connections
 /// make room and a well-behaved client is served.
@@ -235,9 +226,9 @@ fn running_out_of_descriptors_neither_spins_nor_locks_out() {
         }
     }
     std::thread::sleep(Duration::from_millis(500));
-    let before = cpu_ticks(d.0.id());
+    let before = rtgpu_runtime::os::process_cpu_ticks(d.0.id()).expect("stat");
     std::thread::sleep(Duration::from_secs(2));
-    let used = cpu_ticks(d.0.id()) - before;
+    let used = rtgpu_runtime::os::process_cpu_ticks(d.0.id()).expect("stat") - before;
     // A spinning daemon uses ~200 ticks in 2 s; a sleeping one ~0.
     assert!(used < 60, "the daemon used {used} ticks of CPU in 2 s");
     let (tx, rx) = std::sync::mpsc::channel();

@@ -191,6 +191,22 @@ pub fn sched_policy(tid: libc::pid_t) -> Result<SchedPolicy, OsError> {
     })
 }
 
+/// CPU time (user + system, in clock ticks) process `pid` has used, from
+/// /proc/PID/stat (fields 14 and 15; the command name before them may hold
+/// spaces and parentheses, so the fields are counted from its last `)`).
+pub fn process_cpu_ticks(pid: u32) -> io::Result<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    let bad = || io::Error::new(io::ErrorKind::InvalidData, format!("/proc/{pid}/stat"));
+    let rest = stat
+        .get(stat.rfind(')').ok_or_else(bad)? + 1..)
+        .ok_or_else(bad)?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let tick = |k: usize| -> io::Result<u64> {
+        fields.get(k).and_then(|f| f.parse().ok()).ok_or_else(bad)
+    };
+    Ok(tick(11)? + tick(12)?)
+}
+
 /// Whether this kernel runs under a hypervisor (the `hypervisor` CPU flag
 /// in /proc/cpuinfo): a halted virtual CPU may take a millisecond or more
 /// to wake for a timer (`rtgpu run --keep-awake`).

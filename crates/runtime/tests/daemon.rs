@@ -946,14 +946,6 @@ fn child_fd_hog_daemon() {
     }
 }
 
-/// CPU time (user + system, clock ticks) a process has used.
-fn cpu_ticks(pid: u32) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
-    let rest = &s[s.rfind(')').expect("comm") + 2..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    f[11].parse::<u64>().expect("utime") + f[12].parse::<u64>().expect("stime")
-}
-
 /// When `accept` fails for want of descriptors, the daemon says so once,
 /// backs off instead of spinning on its readable listener, closes idle
 /// connections, and still serves a well-behaved client.
@@ -998,9 +990,9 @@ fn descriptor_exhaustion_backs_off_and_still_serves() {
         .collect();
     std::thread::sleep(Duration::from_millis(500));
     let pid = d.0.id();
-    let before = cpu_ticks(pid);
+    let before = rtgpu_runtime::os::process_cpu_ticks(pid).expect("stat");
     std::thread::sleep(Duration::from_secs(2));
-    let used = cpu_ticks(pid) - before;
+    let used = rtgpu_runtime::os::process_cpu_ticks(pid).expect("stat") - before;
     // A spinning daemon uses ~200 ticks in 2 s; a backing-off one ~0.
     assert!(used < 60, "the daemon used {used} ticks of CPU in 2 s");
     if let Err(e) = served(&sock) {

@@ -159,18 +159,27 @@ gpu = { kernels = ["3 ms"] }
     );
 }
 
-/// `--sched deadline` (`Workload::under_deadline`): every thread, the
-/// GPU-using one too (emulated GPU), runs under SCHED_DEADLINE with its
-/// plan's parameters, read back from the kernel (`sched_getattr`); the
-/// policy line says so and no FIFO warning appears.
-#[test]
-fn under_deadline_every_thread_is_a_reservation() {
+/// This machine's capabilities where SCHED_DEADLINE is permitted; `None`
+/// after saying plainly that the test is skipped.
+fn deadline_permitted() -> Option<os::Capabilities> {
     let caps = os::probe_capabilities();
     if !caps.deadline {
         eprintln!(
             "SKIPPED: SCHED_DEADLINE is not permitted here ({:?})",
             caps.reason
         );
+        return None;
+    }
+    Some(caps)
+}
+
+/// `--sched deadline` (`Workload::under_deadline`): every thread, the
+/// GPU-using one too (emulated GPU), runs under SCHED_DEADLINE with its
+/// plan's parameters, read back from the kernel (`sched_getattr`); the
+/// policy line says so and no FIFO warning appears.
+#[test]
+fn under_deadline_every_thread_is_a_reservation() {
+    if deadline_permitted().is_none() {
         return;
     }
     let w = rtgpu_model::parse_workload(
@@ -217,14 +226,9 @@ fn under_deadline_every_thread_is_a_reservation() {
 /// cannot take from it. 1 s each.
 #[test]
 fn reservations_prevent_the_misses_of_a_loaded_cpu() {
-    let caps = os::probe_capabilities();
-    if !caps.deadline {
-        eprintln!(
-            "SKIPPED: SCHED_DEADLINE is not permitted here ({:?})",
-            caps.reason
-        );
+    let Some(caps) = deadline_permitted() else {
         return;
-    }
+    };
     let cpus = caps.cpus.len().max(1);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let hogs: Vec<_> = (0..4 * cpus)

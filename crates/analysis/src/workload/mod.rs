@@ -397,7 +397,7 @@ fn analyze_tasks(w: &Workload, extra: &Extra, owners: &[DlGpuOwner]) -> (Report,
             "{} of {} task(s) fail{with_servers}: {}{more}",
             failing.len(),
             tasks.len(),
-            rtgpu_model::listing::listing(&names)
+            names.join(", ")
         )
     };
 
