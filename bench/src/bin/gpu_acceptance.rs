@@ -374,6 +374,7 @@ fn gpu_part(rng: &mut Rng, time: f64, bw: &Bandwidth) -> GpuPart {
         cpu: 0,
         interrupts: 1,
         vgpu: None,
+        device: None,
     };
     g.interrupts = g.operations(None).max(1);
     g
@@ -488,78 +489,57 @@ fn simulated_as_planned(w: &Workload, report: &Report, plan: &Plan) -> bool {
     })
 }
 
+/// The analyses whose acceptances and bounds are counted: the aware one,
+/// the oblivious one, and the aware one under the setting `rtgpu analyze`
+/// suggests (`workload::suggest`).
+const METHODS: [&str; 3] = ["aware", "oblivious", "aware-best-setting"];
+
 /// What one workload gave.
 #[derive(Debug, Default, Clone)]
 struct Outcome {
-    aware: bool,
-    oblivious: bool,
-    /// Accepted by the aware analysis under the workload's GPU setting or
-    /// under the one `rtgpu analyze` suggests (`workload::suggest`: the
-    /// allocator and ρ that bound the most tasks). Not simulated: the
-    /// simulator runs the workload's own setting.
-    best_setting: bool,
+    /// Per [`METHODS`] entry: accepted. The third: accepted under the
+    /// workload's own GPU setting or under the one `rtgpu analyze`
+    /// suggests (the allocator, ρ and, for static assignment, each task's
+    /// GPU that guarantee the most); a suggested workload is simulated
+    /// too, and its bounds are checked like the others.
+    accepted: [bool; 3],
     no_miss: bool,
     /// Not shown infeasible ([`shown_infeasible`]).
     possible: bool,
     gpu_load: f64,
     jobs: u64,
-    /// Per method (aware, oblivious): bounds checked, bounds exceeded (in
-    /// words), largest observed / bound of a GPU-using task.
-    checked: [u64; 2],
-    exceeded: [Vec<String>; 2],
-    closest: [f64; 2],
-    /// Accepted by the method, yet a deadline missed in simulation.
-    accepted_missed: [Option<String>; 2],
+    /// Per method: bounds checked, bounds exceeded (in words), largest
+    /// observed / bound of a GPU-using task.
+    checked: [u64; 3],
+    exceeded: [Vec<String>; 3],
+    closest: [f64; 3],
+    /// Accepted by the method, yet a deadline missed in simulation (or
+    /// shown infeasible).
+    accepted_missed: [Option<String>; 3],
 }
 
-fn run_one(w: &Workload, sim_seed: u64, a: &Args) -> Outcome {
-    let aware = analyze_with(
-        w,
-        &Extra {
-            method: Method::Aware,
-            ..Default::default()
-        },
-    );
-    let oblivious = analyze_with(
-        w,
-        &Extra {
-            method: Method::Oblivious,
-            ..Default::default()
-        },
-    );
-    let runs: Vec<SimResult> = (0..=a.sporadic_runs)
+fn simulate_runs(w: &Workload, sim_seed: u64, a: &Args) -> Vec<SimResult> {
+    (0..=a.sporadic_runs)
         .map(|run| {
             simulate(w, &sim_config(sim_seed, run, a.duration_ms))
                 .unwrap_or_else(|e| panic!("{}: {e}", w.name))
         })
-        .collect();
-    // Per task, the worst response over the runs.
-    let worst: Vec<u64> = (0..w.tasks.len())
-        .map(|i| {
-            runs.iter()
-                .map(|r| r.tasks[i].max_response)
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let misses: u64 = runs.iter().map(|r| r.misses).sum();
+        .collect()
+}
+
+fn aware_extra(method: Method) -> Extra {
+    Extra {
+        method,
+        ..Default::default()
+    }
+}
+
+fn run_one(w: &Workload, sim_seed: u64, a: &Args) -> Outcome {
+    let aware = analyze_with(w, &aware_extra(Method::Aware));
+    let oblivious = analyze_with(w, &aware_extra(Method::Oblivious));
+    let runs = simulate_runs(w, sim_seed, a);
     let mut o = Outcome {
-        aware: aware.0.verdict == Verdict::Schedulable,
-        oblivious: oblivious.0.verdict == Verdict::Schedulable,
-        best_setting: aware.0.verdict == Verdict::Schedulable
-            || rtgpu_analysis::workload::suggest(
-                w,
-                &Extra {
-                    method: Method::Aware,
-                    ..Default::default()
-                },
-                &aware.0,
-            )
-            .is_some_and(|s| s.bounded == s.tasks),
-        no_miss: misses == 0
-            && runs
-                .iter()
-                .all(|r| r.tasks.iter().all(|t| t.unfinished == 0)),
+        no_miss: no_miss(&runs),
         possible: !shown_infeasible(w),
         gpu_load: gpu_load(w),
         jobs: runs.iter().map(|r| r.jobs).sum(),
@@ -568,99 +548,126 @@ fn run_one(w: &Workload, sim_seed: u64, a: &Args) -> Outcome {
     // The simulator runs the aware analysis' plan (its default method);
     // the oblivious bounds are checked where their plan is the same one.
     let as_planned = simulated_as_planned(w, &aware.0, &aware.1);
-    for (m, (report, plan)) in [&aware, &oblivious].into_iter().enumerate() {
-        let accepted = report.verdict == Verdict::Schedulable;
-        if accepted && !o.possible {
-            o.accepted_missed[m] = Some(format!(
-                "{} ({}, {}): accepted, but shown infeasible (a GPU user of a one-GPU pool \
-                 misses behind every other user's GPU section)",
-                w.name,
-                report.scheduler,
-                ["aware", "oblivious"][m],
-            ));
-        } else if accepted && !o.no_miss {
-            o.accepted_missed[m] = Some(format!(
-                "{} ({}, {}): accepted, {misses} deadline miss(es) in simulation",
-                w.name,
-                report.scheduler,
-                ["aware", "oblivious"][m],
-            ));
-        }
-        if !as_planned || (m == 1 && plan != &aware.1) {
-            continue;
-        }
-        for (i, (t, tr)) in w.tasks.iter().zip(&report.tasks).enumerate() {
-            let Some(bound) = tr.response_time else {
-                continue;
-            };
-            // A conditional bound ("meets deadline if" the failing tasks it
-            // names meet theirs) is checked in the runs where they did.
-            let observed = if tr.depends_on.is_empty() {
-                worst[i]
-            } else {
-                let kept = |r: &&SimResult| {
-                    tr.depends_on.iter().all(|d| {
-                        r.tasks
-                            .iter()
-                            .find(|x| &x.name == d)
-                            .is_none_or(|x| x.misses == 0 && x.unfinished == 0)
-                    })
-                };
-                runs.iter()
-                    .filter(kept)
-                    .map(|r| r.tasks[i].max_response)
-                    .max()
-                    .unwrap_or(0)
-            };
-            o.checked[m] += 1;
-            if t.uses_gpu() && bound > 0 {
-                o.closest[m] = o.closest[m].max(observed as f64 / bound as f64);
-            }
-            if observed > bound {
-                o.exceeded[m].push(format!(
-                    "{} ({}, {}): task {} observed {observed} ns > bound {bound} ns",
-                    w.name,
-                    report.scheduler,
-                    ["aware", "oblivious"][m],
-                    t.name,
-                ));
-            }
+    let possible = o.possible;
+    check(&mut o, 0, w, &aware.0, &runs, as_planned, possible);
+    let same_plan = as_planned && oblivious.1 == aware.1;
+    check(&mut o, 1, w, &oblivious.0, &runs, same_plan, possible);
+    o.accepted[2] = o.accepted[0];
+    if !o.accepted[0] {
+        let suggested = rtgpu_analysis::workload::suggest(w, &aware_extra(Method::Aware), &aware.0);
+        if let Some(s) = suggested.filter(|s| s.schedulable) {
+            let sw = &s.apply(w);
+            let (report, plan) = analyze_with(sw, &aware_extra(Method::Aware));
+            let sruns = simulate_runs(sw, sim_seed, a);
+            o.jobs += sruns.iter().map(|r| r.jobs).sum::<u64>();
+            let as_planned = simulated_as_planned(sw, &report, &plan);
+            // The necessary condition is FIFO's: priority-ordered queues
+            // break it.
+            let possible = sw.policy.gpu_allocator == rtgpu_model::GpuAllocator::StaticPriority
+                || !shown_infeasible(sw);
+            check(&mut o, 2, sw, &report, &sruns, as_planned, possible);
         }
     }
     o
+}
+
+fn no_miss(runs: &[SimResult]) -> bool {
+    runs.iter()
+        .all(|r| r.misses == 0 && r.tasks.iter().all(|t| t.unfinished == 0))
+}
+
+/// Method `m`'s verdict on `w` (`report`) against the simulated `runs`:
+/// whether it accepted, whether an accepted workload missed (or is not
+/// `possible`), and, where the runs ran `report`'s plan (`as_planned`),
+/// every per-task bound against the worst observed response.
+fn check(
+    o: &mut Outcome,
+    m: usize,
+    w: &Workload,
+    report: &Report,
+    runs: &[SimResult],
+    as_planned: bool,
+    possible: bool,
+) {
+    let accepted = report.verdict == Verdict::Schedulable;
+    o.accepted[m] = accepted;
+    let misses: u64 = runs.iter().map(|r| r.misses).sum();
+    if accepted && !possible {
+        o.accepted_missed[m] = Some(format!(
+            "{} ({}, {}): accepted, but shown infeasible (a GPU user of a one-GPU pool \
+             misses behind every other user's GPU section)",
+            w.name, report.scheduler, METHODS[m],
+        ));
+    } else if accepted && !no_miss(runs) {
+        o.accepted_missed[m] = Some(format!(
+            "{} ({}, {}): accepted, {misses} deadline miss(es) in simulation",
+            w.name, report.scheduler, METHODS[m],
+        ));
+    }
+    if !as_planned {
+        return;
+    }
+    for (i, (t, tr)) in w.tasks.iter().zip(&report.tasks).enumerate() {
+        let Some(bound) = tr.response_time else {
+            continue;
+        };
+        // A conditional bound ("meets deadline if" the failing tasks it
+        // names meet theirs) is checked in the runs where they did.
+        let kept = |r: &&SimResult| {
+            tr.depends_on.iter().all(|d| {
+                r.tasks
+                    .iter()
+                    .find(|x| &x.name == d)
+                    .is_none_or(|x| x.misses == 0 && x.unfinished == 0)
+            })
+        };
+        let observed = runs
+            .iter()
+            .filter(kept)
+            .map(|r| r.tasks[i].max_response)
+            .max()
+            .unwrap_or(0);
+        o.checked[m] += 1;
+        if t.uses_gpu() && bound > 0 {
+            o.closest[m] = o.closest[m].max(observed as f64 / bound as f64);
+        }
+        if observed > bound {
+            o.exceeded[m].push(format!(
+                "{} ({}, {}): task {} observed {observed} ns > bound {bound} ns",
+                w.name, report.scheduler, METHODS[m], t.name,
+            ));
+        }
+    }
 }
 
 /// Sums of one (load, scheduler) point.
 #[derive(Debug, Default, Clone)]
 struct Point {
     sets: u64,
-    aware: u64,
-    oblivious: u64,
-    best_setting: u64,
+    /// Per [`METHODS`] entry.
+    accepted: [u64; 3],
     no_miss: u64,
     possible: u64,
     /// No miss observed and not shown infeasible.
     plausible: u64,
     gpu_load: f64,
     jobs: u64,
-    checked: [u64; 2],
-    exceeded: [Vec<String>; 2],
-    closest: [f64; 2],
-    accepted_missed: [Vec<String>; 2],
+    checked: [u64; 3],
+    exceeded: [Vec<String>; 3],
+    closest: [f64; 3],
+    accepted_missed: [Vec<String>; 3],
 }
 
 impl Point {
     fn add(&mut self, o: Outcome) {
         self.sets += 1;
-        self.aware += u64::from(o.aware);
-        self.oblivious += u64::from(o.oblivious);
-        self.best_setting += u64::from(o.best_setting);
         self.no_miss += u64::from(o.no_miss);
         self.possible += u64::from(o.possible);
         self.plausible += u64::from(o.possible && o.no_miss);
         self.gpu_load += o.gpu_load;
         self.jobs += o.jobs;
-        for m in 0..2 {
+        for m in 0..3 {
+            self.accepted[m] += u64::from(o.accepted[m]);
             self.checked[m] += o.checked[m];
             self.exceeded[m].extend(o.exceeded[m].iter().cloned());
             self.closest[m] = self.closest[m].max(o.closest[m]);
@@ -717,8 +724,8 @@ fn main() {
     );
     let (mut violations, mut missed): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
     let (mut aware_accepted, mut total_sets, mut total_jobs) = (0u64, 0u64, 0u64);
-    let mut total_checked = [0u64; 2];
-    let mut closest = [0.0f64; 2];
+    let mut total_checked = [0u64; 3];
+    let mut closest = [0.0f64; 3];
     eprintln!(
         "gpu_acceptance: {} sets per point, seed {}, CPU load {} of the cores, {} tasks per core, \
          periods {:?} ms, {} ms simulated 1 + {} time(s) (synchronous + sporadic), {} worker(s)",
@@ -737,16 +744,17 @@ fn main() {
             let p = run_point(&a, load, sched);
             let n = p.sets.max(1) as f64;
             let mean_load = p.gpu_load / n;
+            let [aw, ob, best] = p.accepted;
             eprintln!(
-                "load {load:>2}% {:<4}: aware {:>4}/{} ({:.3}), oblivious {:>4} ({:.3}), sim no miss \
-                 {:>4} ({:.3}), not shown infeasible {:>4} ({:.3}), both {:>4} ({:.3}); bounds checked {}+{}, exceeded {}+{}, accepted-but-missed {}+{}; \
-                 mean GPU load {:.3}; {} jobs; {:.1} s",
+                "load {load:>2}% {:<4}: aware {aw:>4}/{} ({:.3}), oblivious {ob:>4} ({:.3}), best \
+                 setting {best:>4} ({:.3}), sim no miss {:>4} ({:.3}), not shown infeasible {:>4} \
+                 ({:.3}), both {:>4} ({:.3}); bounds checked {}+{}+{}, exceeded {}+{}+{}, \
+                 accepted-but-missed {}+{}+{}; mean GPU load {:.3}; {} jobs; {:.1} s",
                 sched.name(),
-                p.aware,
                 p.sets,
-                p.aware as f64 / n,
-                p.oblivious,
-                p.oblivious as f64 / n,
+                aw as f64 / n,
+                ob as f64 / n,
+                best as f64 / n,
                 p.no_miss,
                 p.no_miss as f64 / n,
                 p.possible,
@@ -755,16 +763,19 @@ fn main() {
                 p.plausible as f64 / n,
                 p.checked[0],
                 p.checked[1],
+                p.checked[2],
                 p.exceeded[0].len(),
                 p.exceeded[1].len(),
+                p.exceeded[2].len(),
                 p.accepted_missed[0].len(),
                 p.accepted_missed[1].len(),
+                p.accepted_missed[2].len(),
                 mean_load,
                 p.jobs,
                 t0.elapsed().as_secs_f64()
             );
-            for (m, method) in ["aware", "oblivious"].into_iter().enumerate() {
-                let acc = [p.aware, p.oblivious][m];
+            for (m, method) in METHODS.into_iter().enumerate() {
+                let acc = p.accepted[m];
                 let _ = writeln!(
                     csv,
                     "{:.2},{},{method},{},{acc},{:.4},{},{},{},{:.4},{mean_load:.4}",
@@ -780,7 +791,6 @@ fn main() {
             }
             // The reference rows: a count of workloads, no bounds.
             for (row, count) in [
-                ("aware-best-setting", p.best_setting),
                 ("sim-no-miss", p.no_miss),
                 ("not-shown-infeasible", p.possible),
                 ("upper-reference", p.plausible),
@@ -794,10 +804,10 @@ fn main() {
                     count as f64 / n,
                 );
             }
-            aware_accepted += p.aware;
+            aware_accepted += best;
             total_sets += p.sets;
             total_jobs += p.jobs;
-            for m in 0..2 {
+            for m in 0..3 {
                 total_checked[m] += p.checked[m];
                 closest[m] = closest[m].max(p.closest[m]);
                 violations.extend(p.exceeded[m].iter().cloned());
@@ -817,14 +827,17 @@ fn main() {
     }
     eprintln!(
         "gpu_acceptance: {total_sets} workload runs ({total_jobs} jobs simulated), {aware_accepted} \
-         accepted by the aware analysis and simulated; bounds checked: {} aware, {} oblivious; \
-         closest GPU task at {:.3} (aware) / {:.3} (oblivious) of its bound; {} bound(s) \
+         accepted by the aware analysis (own or suggested setting) and simulated; bounds checked: \
+         {} aware, {} oblivious, {} suggested setting; closest GPU task at {:.3} (aware) / {:.3} \
+         (oblivious) / {:.3} (suggested) of its bound; {} bound(s) \
          exceeded, {} accepted workload(s) that missed in simulation or are shown infeasible; \
          {:.1} s; CSV: {}",
         total_checked[0],
         total_checked[1],
+        total_checked[2],
         closest[0],
         closest[1],
+        closest[2],
         violations.len(),
         missed.len(),
         start.elapsed().as_secs_f64(),

@@ -602,3 +602,91 @@ gpu = { kernels = ["3 ms"] }
         .as_deref()
         .is_some_and(|w| w.contains("C-FP and G-FP")));
 }
+
+#[test]
+fn a_device_takes_a_task_out_of_the_round_robin() {
+    // a is fixed on g1; the unpinned b and c are dealt g0, g1 in file
+    // order. So a and c share g1: a waits for c's 3 ms, c for a's 1 ms.
+    let r = run_aware(&format!(
+        "{PLATFORM_2G}
+[policy]
+cpu_scheduler = \"C-FP\"
+gpu_allocator = \"static\"
+[[task]]
+name = \"a\"
+wcet = \"1 ms\"
+period = \"20 ms\"
+gpu = {{ device = \"g1\", kernels = [\"1 ms\"] }}
+[[task]]
+name = \"b\"
+wcet = \"1 ms\"
+period = \"20 ms\"
+gpu = {{ kernels = [\"2 ms\"] }}
+[[task]]
+name = \"c\"
+wcet = \"1 ms\"
+period = \"20 ms\"
+gpu = {{ kernels = [\"3 ms\"] }}
+"
+    ));
+    let wait = |n: &str| task(&r, n).gpu.as_ref().and_then(|g| g.token_blocking);
+    assert_eq!(wait("a"), Some(3 * MS));
+    assert_eq!(wait("b"), Some(0));
+    assert_eq!(wait("c"), Some(MS));
+    assert!(task(&r, "a")
+        .gpu
+        .as_ref()
+        .unwrap()
+        .allocator
+        .contains("on g1"));
+}
+
+#[test]
+fn the_suggestion_fixes_gpus_where_the_round_robin_fails() {
+    // The round robin puts the urgent x (D = 10 ms, 8 ms kernel) with z's
+    // 8 ms kernel on g0: 1 + 8 + 8 > 10. With x alone on a GPU it meets
+    // its deadline, and y and z have room to share the other.
+    let text = format!(
+        "{PLATFORM_2G}
+[policy]
+cpu_scheduler = \"C-FP\"
+gpu_allocator = \"static\"
+[[task]]
+name = \"x\"
+wcet = \"1 ms\"
+period = \"10 ms\"
+gpu = {{ kernels = [\"8 ms\"] }}
+[[task]]
+name = \"y\"
+wcet = \"1 ms\"
+period = \"20 ms\"
+gpu = {{ kernels = [\"1 ms\"] }}
+[[task]]
+name = \"z\"
+wcet = \"1 ms\"
+period = \"100 ms\"
+gpu = {{ kernels = [\"8 ms\"] }}
+"
+    );
+    let w = rtgpu_model::parse_workload(&text, "t.toml").expect("valid");
+    let extra = Extra::default();
+    let (r, _) = analyze_with(&w, &extra);
+    assert_eq!(task(&r, "x").verdict, TaskVerdict::MissesDeadline);
+    let s = rtgpu_analysis::workload::suggest(&w, &extra, &r).expect("a better setting");
+    assert!(s.schedulable, "{}", s.describe(&w));
+    // Written as a file and read back, the suggested workload is
+    // schedulable: the suggestion is a file the user can take.
+    let again = rtgpu_model::parse_workload(&rtgpu_model::to_toml(&s.apply(&w)), "s.toml")
+        .expect("the suggested workload parses");
+    assert_eq!(analyze_with(&again, &extra).0.verdict, Verdict::Schedulable);
+    // Static FIFO with x alone on its GPU (first of the candidates that
+    // schedules everything).
+    assert_eq!(s.allocator, rtgpu_model::GpuAllocator::Static);
+    let x = s.devices.iter().find(|d| d.0 == 0).expect("x pinned");
+    assert!(
+        s.devices.iter().all(|d| d.0 == 0 || d.1 != x.1),
+        "x is alone on its GPU: {:?}",
+        s.devices
+    );
+    assert!(s.describe(&w).contains("x on g"), "{}", s.describe(&w));
+}

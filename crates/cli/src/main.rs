@@ -76,6 +76,12 @@ enum Command {
         method: MethodArg,
         #[arg(long, value_enum, default_value_t = SchedArg::Fifo)]
         sched: SchedArg,
+        /// Write the workload with the GPU setting the analysis suggests
+        /// (allocator, tokens per GPU and, for static assignment, each
+        /// task's `device`) as a workload file; nothing is written when no
+        /// setting guarantees more than the file's own.
+        #[arg(long, value_name = "OUT")]
+        suggestion: Option<PathBuf>,
     },
     /// Run the workload in virtual time with the policy core and report
     /// per-task response times, misses, blocking, priority inversions and
@@ -238,7 +244,18 @@ fn main() -> ExitCode {
             overheads,
             method,
             sched,
-        } => run_analyze(&file, json, plan.as_deref(), &overheads, method, sched),
+            suggestion,
+        } => run_analyze(
+            &file,
+            json,
+            Outputs {
+                plan: plan.as_deref(),
+                suggestion: suggestion.as_deref(),
+            },
+            &overheads,
+            method,
+            sched,
+        ),
         Command::Latency(cmd) => latency::run(cmd),
         Command::Simulate(args) => simulate::run(&args),
         Command::Run {
@@ -396,22 +413,40 @@ pub(crate) fn deadline_note() -> String {
         .to_string()
 }
 
+/// The files `rtgpu analyze` writes besides its report.
+struct Outputs<'a> {
+    plan: Option<&'a std::path::Path>,
+    suggestion: Option<&'a std::path::Path>,
+}
+
 fn run_analyze(
     file: &std::path::Path,
     json: bool,
-    plan_out: Option<&std::path::Path>,
+    outputs: Outputs,
     overheads: &overheads::Source,
     method: MethodArg,
     sched: SchedArg,
 ) -> ExitCode {
-    if let Some(out) = plan_out {
-        let inputs: Vec<&std::path::Path> = std::iter::once(file).chain(overheads.file()).collect();
-        if let Err(e) = output::check(out, "plan", &inputs) {
-            eprintln!("rtgpu analyze: {e}");
+    let inputs: Vec<&std::path::Path> = std::iter::once(file).chain(overheads.file()).collect();
+    for (out, what) in [(outputs.plan, "plan"), (outputs.suggestion, "suggestion")] {
+        if let Some(out) = out {
+            if let Err(e) = output::check(out, what, &inputs) {
+                eprintln!("rtgpu analyze: {e}");
+                return ExitCode::from(EXIT_INVALID);
+            }
+        }
+    }
+    if let (Some(a), Some(b)) = (outputs.plan, outputs.suggestion) {
+        if a == b {
+            eprintln!(
+                "rtgpu analyze: --plan and --suggestion both name {}: give them different files",
+                a.display()
+            );
             return ExitCode::from(EXIT_INVALID);
         }
     }
-    let workload = match rtgpu_model::load_workload(file) {
+    let plan_out = outputs.plan;
+    let loaded = match rtgpu_model::load_workload(file) {
         Ok(w) => w,
         Err(e) => {
             eprintln!("{e}");
@@ -419,7 +454,7 @@ fn run_analyze(
         }
     };
     let (sched, sched_note) = sched.resolve();
-    let mut workload = match under_sched(workload, sched, "analyze") {
+    let mut workload = match under_sched(loaded.clone(), sched, "analyze") {
         Ok(w) => w,
         Err(e) => {
             eprintln!("{e}");
@@ -454,10 +489,36 @@ fn run_analyze(
         }
     } else {
         print!("{}", render::report_text(&workload, &report));
-        // Another GPU allocator or token count that guarantees more (one
-        // more analysis per candidate; text output only).
-        if let Some(s) = rtgpu_analysis::workload::suggest(&workload, &extra, &report) {
-            println!("{}", s.describe());
+    }
+    // Another GPU setting that guarantees more (a search of up to a few
+    // hundred analyses): printed with the text report, written on request.
+    let suggestion = if !json || outputs.suggestion.is_some() {
+        rtgpu_analysis::workload::suggest(&workload, &extra, &report)
+    } else {
+        None
+    };
+    if let (Some(s), false) = (&suggestion, json) {
+        println!("{}", s.describe(&workload));
+    }
+    if let Some(out) = outputs.suggestion {
+        match &suggestion {
+            None => eprintln!(
+                "rtgpu analyze: nothing written to {}: no GPU setting guarantees more than the \
+                 workload's own",
+                out.display()
+            ),
+            Some(s) => {
+                let text = rtgpu_model::to_toml(&s.apply(&loaded));
+                if let Err(e) = output::write(out, text.as_bytes()) {
+                    eprintln!(
+                        "rtgpu: cannot write the suggestion to {}: {e}",
+                        out.display()
+                    );
+                    return ExitCode::from(EXIT_INVALID);
+                } else if !json {
+                    println!("suggested workload written to {}", out.display());
+                }
+            }
         }
     }
     if let Some(out) = plan_out {

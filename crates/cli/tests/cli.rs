@@ -321,6 +321,7 @@ fn an_output_never_overwrites_an_input_and_is_checked_first() {
     let before = std::fs::read_to_string(&w).expect("read");
     for args in [
         vec!["analyze", w.as_str(), "--plan", w.as_str()],
+        vec!["analyze", w.as_str(), "--suggestion", w.as_str()],
         vec!["simulate", w.as_str(), "--csv", w.as_str()],
         vec!["simulate", w.as_str(), "--svg", w.as_str()],
     ] {
@@ -396,4 +397,47 @@ fn a_dash_reads_the_workload_from_standard_input() {
     let o = run("[platform]\ncores = 1\n[[task]]\nname = \"t\"\nwcet = \"1 ms\"\nperiod = 10\n");
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).starts_with("<stdin>:6:10:"), "{}", stderr(&o));
+}
+
+/// Two GPUs, static assignment: the round robin puts the urgent x beside
+/// z's long kernel; fixing x alone on a GPU schedules all three.
+const ROUND_ROBIN_FAILS: &str = "[[platform.cluster]]\nname = \"c\"\ncores = 2\n\
+gpus = [\"g0\", \"g1\"]\n[[platform.gpu]]\nname = \"g0\"\n[[platform.gpu]]\nname = \"g1\"\n\
+[overheads]\nbase = \"zero\"\n[policy]\ncpu_scheduler = \"C-FP\"\ngpu_allocator = \"static\"\n\
+[[task]]\nname = \"x\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\ngpu = { kernels = [\"8 ms\"] }\n\
+[[task]]\nname = \"y\"\nwcet = \"1 ms\"\nperiod = \"20 ms\"\ngpu = { kernels = [\"1 ms\"] }\n\
+[[task]]\nname = \"z\"\nwcet = \"1 ms\"\nperiod = \"100 ms\"\ngpu = { kernels = [\"8 ms\"] }\n";
+
+#[test]
+fn the_suggested_gpu_setting_is_written_as_a_workload_that_holds() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let w = write(dir.path(), "w.toml", ROUND_ROBIN_FAILS);
+    let out = dir.path().join("suggested.toml");
+    let o = rtgpu(&["analyze", &w, "--suggestion", &out.to_string_lossy()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("`device` fixing each GPU task's GPU (x on g"),
+        "{text}"
+    );
+    assert!(text.contains("suggested workload written to"), "{text}");
+    let written = std::fs::read_to_string(&out).expect("the suggestion is written");
+    assert!(written.contains("device = \"g"), "{written}");
+    // The written file analyses as schedulable, and simulates without a
+    // miss beyond its bounds.
+    let again = rtgpu(&["analyze", &out.to_string_lossy()]);
+    assert_eq!(again.status.code(), Some(0), "{}", stdout(&again));
+    let sim = rtgpu(&["simulate", &out.to_string_lossy(), "--duration", "1s"]);
+    assert_eq!(sim.status.code(), Some(0), "{}", stdout(&sim));
+    // Nothing better than a schedulable workload: nothing written.
+    let none = dir.path().join("none.toml");
+    let o = rtgpu(&[
+        "analyze",
+        &out.to_string_lossy(),
+        "--suggestion",
+        &none.to_string_lossy(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("nothing written"), "{}", stderr(&o));
+    assert!(!none.exists());
 }

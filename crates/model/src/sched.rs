@@ -74,7 +74,8 @@ impl Workload {
     /// no term for the CBS wake-up rule), a deadline beyond the period
     /// (SCHED_DEADLINE needs runtime <= deadline <= period), CPU work
     /// inside a GPU section (a reservation's section is analysed as
-    /// operations and wake-ups only), GPUs in more than one cluster.
+    /// operations and wake-ups only), fixed GPUs (`gpu.device`), GPUs in
+    /// more than one cluster.
     pub fn under_deadline(&self) -> Result<Workload, String> {
         let gpu_clusters = self
             .platform
@@ -110,6 +111,12 @@ impl Workload {
                     problems.push(format!(
                         "task {}: CPU work inside its GPU section (`gpu.cpu`) is not supported \
                          in a reservation",
+                        t.name
+                    ));
+                }
+                if g.device.is_some() {
+                    problems.push(format!(
+                        "task {}: a fixed GPU (`gpu.device`) is not supported in a reservation",
                         t.name
                     ));
                 }

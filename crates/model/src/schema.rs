@@ -376,6 +376,11 @@ pub(crate) const GPU_PART: &[KeySpec] = &[
         "GPU interrupts per job, eta (>= 1); default: kernels + non-empty copies.",
     ),
     key("vgpu", Ty::Ref, "Run the GPU work in this [[vgpu]]."),
+    key(
+        "device",
+        Ty::Ref,
+        "The GPU this task's requests go to under gpu_allocator = \"static\" or \"static-priority\" (a [[platform.gpu]] name, in the task's cluster; binds the task to that cluster); default: round robin over its pool's GPUs in file order.",
+    ),
 ];
 
 /// Every table of the format with its path, for documentation tests.

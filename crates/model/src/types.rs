@@ -65,6 +65,17 @@ impl Workload {
             .collect()
     }
 
+    /// The GPU (index into `Platform::gpus`) of GPU-using task `task`
+    /// outside any vGPU under static assignment: its `device` where it
+    /// names one, otherwise GPU `slot mod g` of its pool's GPUs `pool`,
+    /// where `slot` counts the pool's earlier GPU users outside any vGPU
+    /// and without a `device`, in file order (the analysis, the simulator
+    /// and `rtgpu run` alike). `None` for a pool without GPUs.
+    pub fn static_gpu(&self, task: usize, slot: usize, pool: &[usize]) -> Option<usize> {
+        let pinned = self.tasks.get(task).and_then(|t| t.gpu.as_ref()?.device);
+        pinned.or_else(|| pool.get(slot.checked_rem(pool.len())?).copied())
+    }
+
     /// The index in [`Workload::gpu_pools`] of the pool that cluster
     /// `cluster`'s tasks use.
     pub fn gpu_pool_of(&self, cluster: usize) -> usize {
@@ -276,8 +287,8 @@ impl GpuAllocator {
         }
     }
 
-    /// Whether each task's GPU is fixed (round robin in file order over
-    /// its pool's GPUs).
+    /// Whether each task's GPU is fixed (its `device`, else round robin in
+    /// file order over its pool's GPUs: [`Workload::static_gpu`]).
     pub fn is_static(self) -> bool {
         matches!(self, GpuAllocator::Static | GpuAllocator::StaticPriority)
     }
@@ -465,6 +476,13 @@ pub struct GpuPart {
     pub interrupts: u32,
     /// Index into `Workload::vgpus`.
     pub vgpu: Option<usize>,
+    /// The GPU (index into `Platform::gpus`) this task's requests go to
+    /// under static assignment (`static`, `static-priority`), instead of
+    /// its place in the round robin ([`Workload::static_gpu`]). The file
+    /// format allows it only with those allocators; other allocators
+    /// ignore it.
+    #[serde(default)]
+    pub device: Option<usize>,
 }
 
 impl GpuPart {
@@ -528,6 +546,7 @@ mod tests {
             cpu: 0,
             interrupts: 1,
             vgpu: None,
+            device: None,
         };
         // Whole copies: 1 in + 2 kernels + 1 out + 1 state.
         assert_eq!(g.operations(None), 5);

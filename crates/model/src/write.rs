@@ -142,6 +142,10 @@ fn write_workload(o: &mut String, w: &Workload) -> std::fmt::Result {
                 let name = w.vgpus.get(vg).map_or("?", |x| x.name.as_str());
                 write!(o, ", vgpu = {}", quote(name))?;
             }
+            if let Some(d) = g.device {
+                let name = w.platform.gpus.get(d).map_or("?", |x| x.name.as_str());
+                write!(o, ", device = {}", quote(name))?;
+            }
             writeln!(o, " }}")?;
         }
     }

@@ -668,3 +668,75 @@ fn cpu_inside_a_gpu_section_is_part_of_the_wcet() {
     let again = parse_workload(&rtgpu_model::to_toml(&w), "again.toml").expect("valid");
     assert_eq!(again.tasks[0].gpu.as_ref().map(|g| g.cpu), Some(2_000_000));
 }
+
+/// Two clusters with a GPU each (a, b); `policy` and a task body follow.
+fn two_gpu_clusters(policy: &str, task: &str) -> String {
+    format!(
+        "[[platform.cluster]]\nname = \"a\"\ncores = 2\n[[platform.cluster]]\nname = \"b\"\n\
+         cores = 2\n[[platform.gpu]]\nname = \"ga\"\ncluster = \"a\"\n[[platform.gpu]]\n\
+         name = \"gb\"\ncluster = \"b\"\n[policy]\n{policy}\n[[task]]\nname = \"t\"\n\
+         wcet = \"1 ms\"\nperiod = \"10 ms\"\n{task}"
+    )
+}
+
+#[test]
+fn a_device_fixes_the_gpu_of_static_assignment_and_binds_its_cluster() {
+    let stat = "gpu_allocator = \"static\"";
+    let w = parse_workload(
+        &two_gpu_clusters(stat, "gpu = { device = \"gb\", kernels = [\"1 ms\"] }\n"),
+        "w.toml",
+    )
+    .expect("valid");
+    assert_eq!(w.tasks[0].gpu.as_ref().and_then(|g| g.device), Some(1));
+    assert_eq!(w.tasks[0].cluster, Some(1), "bound to gb's cluster");
+    // The writer keeps it.
+    let again = parse_workload(&rtgpu_model::to_toml(&w), "w.toml").expect("round trip");
+    assert_eq!(again.tasks[0].gpu, w.tasks[0].gpu);
+    assert_eq!(again.tasks[0].cluster, w.tasks[0].cluster);
+
+    let unknown = one(&two_gpu_clusters(
+        stat,
+        "gpu = { device = \"gc\", kernels = [\"1 ms\"] }\n",
+    ));
+    at(&unknown, 19, 18, "task[0].gpu.device", "unknown GPU \"gc\"");
+    let elsewhere = one(&two_gpu_clusters(
+        stat,
+        "cluster = \"a\"\ngpu = { device = \"gb\", kernels = [\"1 ms\"] }\n",
+    ));
+    at(
+        &elsewhere,
+        20,
+        18,
+        "task[0].gpu.device",
+        "not in the task's cluster \"a\"",
+    );
+    let gpusync = one(&two_gpu_clusters(
+        "gpu_allocator = \"gpusync\"",
+        "gpu = { device = \"gb\", kernels = [\"1 ms\"] }\n",
+    ));
+    at(
+        &gpusync,
+        19,
+        18,
+        "task[0].gpu.device",
+        "only the static allocators",
+    );
+    let default_policy = one(&two_gpu_clusters(
+        "",
+        "gpu = { device = \"gb\", kernels = [\"1 ms\"] }\n",
+    ));
+    assert!(
+        default_policy.message.contains("\"gpusync-affinity\""),
+        "{default_policy}"
+    );
+    let reservation = one(&two_gpu_clusters(
+        stat,
+        "reservation = true\ngpu = { device = \"ga\", kernels = [\"1 ms\"] }\n",
+    ));
+    assert!(
+        reservation
+            .message
+            .contains("not supported with `reservation`"),
+        "{reservation}"
+    );
+}

@@ -398,8 +398,8 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
             Some(v) => w.vgpus[v].gpu,
             None => {
                 let k = static_next[group];
-                static_next[group] += 1;
-                groups[group].gpus[k % groups[group].gpus.len()]
+                static_next[group] += usize::from(g.device.is_none());
+                w.static_gpu(i, k, &groups[group].gpus).unwrap_or(0)
             }
         };
         let base = copy_time(g.copy_in, bw.host_to_device)

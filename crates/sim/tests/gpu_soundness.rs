@@ -88,6 +88,7 @@ fn random_workload(rng: &mut Rng, k: u64) -> Workload {
                 },
                 interrupts: 1,
                 vgpu: None,
+                device: None,
             });
             Task {
                 name: format!("t{i}"),
@@ -117,6 +118,22 @@ fn random_workload(rng: &mut Rng, k: u64) -> Workload {
     // new one (workload 13111 of the run with overheads: 21 interrupts per
     // job against an η of 14).
     let staged = allocator == GpuAllocator::KFmlp;
+    // Under static assignment about half the GPU tasks are fixed on a GPU
+    // of their pool (`gpu.device`), drawn from a stream of their own so
+    // that the other draws stay as they were.
+    if allocator.is_static() {
+        let mut pins = Rng::new(k ^ 0xde71_ce5e);
+        let global = matches!(sched, CpuScheduler::GlobalFp | CpuScheduler::GlobalEdf);
+        for t in &mut tasks {
+            let cluster = t.cluster.unwrap_or(0);
+            let pool: Vec<usize> = (0..gpus.len())
+                .filter(|&g| global || gpus[g].cluster == cluster)
+                .collect();
+            if let Some(g) = t.gpu.as_mut().filter(|_| pins.range(0, 1) == 1) {
+                g.device = Some(pool[pins.range(0, pool.len() as u64 - 1) as usize]);
+            }
+        }
+    }
     for t in &mut tasks {
         if let Some(g) = t.gpu.as_mut() {
             g.interrupts = g.operations_for(chunk_size, staged);
@@ -550,9 +567,10 @@ fn gpu_using_reservations_are_sound() {
         t.reservation = true;
         t.cluster = None;
         t.wcet = t.wcet.min(t.period / 20).max(1_000);
-        // (Not supported for reservations: the model rejects it.)
+        // (Not supported for reservations: the model rejects them.)
         if let Some(g) = t.gpu.as_mut() {
             g.cpu = 0;
+            g.device = None;
         }
         let Some(jobs) = check_reservations(
             &w,
@@ -603,6 +621,7 @@ fn every_task_a_reservation_is_sound() {
         for t in &mut w.tasks {
             if let Some(g) = t.gpu.as_mut() {
                 g.cpu = 0;
+                g.device = None;
                 t.wcet = t.wcet.min(t.period / 20).max(1_000);
             }
         }

@@ -92,6 +92,67 @@ gpu = { kernels = ["600 us"], interrupts = 1 }
     assert_eq!(bounded, 3, "every task bounded and within its bound");
 }
 
+/// A `device` takes its task out of the round robin in the analysis and
+/// the simulator alike (`Workload::static_gpu`): with `b` fixed on gpu1
+/// the unpinned `c` and `a` are dealt gpu0 and gpu1, so `c` is alone. Had
+/// the simulator kept the round robin (c and b on gpu0), `c` would wait
+/// for `b`'s 600 us kernel beyond its 800 us bound, as in the test above.
+#[test]
+fn a_device_is_honoured_by_the_analysis_and_the_simulator() {
+    let w = wl(r#"
+[[platform.cluster]]
+name = "c0"
+cores = 3
+gpus = ["gpu0", "gpu1"]
+[[platform.gpu]]
+name = "gpu0"
+[[platform.gpu]]
+name = "gpu1"
+[overheads]
+base = "zero"
+[policy]
+cpu_scheduler = "P-FP"
+partitioning = "worst-fit"
+gpu_allocator = "static"
+tokens_per_gpu = 1
+[[task]]
+name = "c"
+wcet = "200 us"
+period = "10 ms"
+gpu = { kernels = ["600 us"], interrupts = 1 }
+[[task]]
+name = "a"
+wcet = "600 us"
+period = "2 ms"
+gpu = { kernels = ["100 us"], interrupts = 1 }
+[[task]]
+name = "b"
+wcet = "100 us"
+period = "2 ms"
+gpu = { device = "gpu1", kernels = ["600 us"], interrupts = 1 }
+"#);
+    let (report, _) = analyze(&w);
+    let task = |name: &str| report.tasks.iter().find(|t| t.name == name).expect("task");
+    let on = |name: &str| task(name).gpu.as_ref().expect("GPU part").allocator.clone();
+    assert_eq!(on("c"), "static on gpu0 (FIFO)");
+    assert_eq!(on("a"), "static on gpu1 (FIFO)");
+    assert_eq!(on("b"), "static on gpu1 (FIFO)");
+    assert_eq!(
+        task("c").gpu.as_ref().and_then(|g| g.token_blocking),
+        Some(0)
+    );
+    let bounded = within_bounds(
+        &w,
+        &report,
+        &SimConfig {
+            duration: 100_000_000,
+            drain: true,
+            ..SimConfig::default()
+        },
+    );
+    assert_eq!(bounded, 3, "every task bounded and within its bound");
+}
+
 /// A GPU's vGPU scheduler under FIFO or fixed priority does not enforce
 /// the vGPUs' budgets (only BAND does, seed 001), so its members get no
 /// bound; under BAND they do.

@@ -573,10 +573,9 @@ pub fn analyze_gpus(
         match w.policy.gpu_allocator {
             GpuAllocator::Static | GpuAllocator::StaticPriority => {
                 let by_priority = w.policy.gpu_allocator == GpuAllocator::StaticPriority;
-                // The k-th of the domain's GPU users outside any vGPU, in
-                // file order, gets its GPU k mod g, as in the simulator and
-                // `rtgpu run` (a targeted search found the analysis dealing
-                // them in its cluster-assignment order instead).
+                // In file order, as in the simulator and `rtgpu run` (a
+                // targeted search found the analysis dealing them in its
+                // cluster-assignment order instead).
                 let mut others = others.clone();
                 others.sort_unstable();
                 let bus = if aware { bus_sharing(w, d, false) } else { 1 };
@@ -596,12 +595,23 @@ pub fn analyze_gpus(
                         (critical_section(w, j, own).saturating_add(stretch_of(j)), 0)
                     }
                 };
+                // Each task's GPU (`Workload::static_gpu`: its `device`,
+                // else dealt in file order among the unpinned).
+                let mut slot = 0;
+                let gpu_of: Vec<usize> = works
+                    .iter()
+                    .map(|&(i, _)| {
+                        let pinned = w.tasks[i].gpu.as_ref().is_some_and(|g| g.device.is_some());
+                        let g = w.static_gpu(i, slot, &d.gpus).unwrap_or(d.gpus[0]);
+                        slot += usize::from(!pinned);
+                        g
+                    })
+                    .collect();
                 for (pos, &(i, own)) in works.iter().enumerate() {
-                    let gpu_slot = pos % d.gpus.len();
                     let sharing: Vec<(usize, Time)> = works
                         .iter()
                         .enumerate()
-                        .filter(|&(q, &(j, _))| q % d.gpus.len() == gpu_slot && j != i)
+                        .filter(|&(q, &(j, _))| gpu_of[q] == gpu_of[pos] && j != i)
                         .map(|(_, &jw)| jw)
                         .collect();
                     let queue: Vec<(Time, Time)> =
@@ -610,7 +620,7 @@ pub fn analyze_gpus(
                     let mut r = base(i);
                     r.allocator = format!(
                         "static on {} ({})",
-                        w.platform.gpus[d.gpus[gpu_slot]].name,
+                        w.platform.gpus[gpu_of[pos]].name,
                         if by_priority {
                             "priority-ordered"
                         } else {

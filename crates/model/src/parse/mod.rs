@@ -614,7 +614,14 @@ fn parse_root(cx: &mut Cx, root: &Tbl, file: &str) -> Option<Workload> {
         None => (Vec::new(), Names::new("vGPU")),
     };
     let tasks = match root.get("task") {
-        Some(v) => parse_tasks(cx, v, plat, &vgpus, &vgpu_names),
+        Some(v) => parse_tasks(
+            cx,
+            v,
+            plat,
+            &vgpus,
+            &vgpu_names,
+            policy.as_ref().map(|p| p.gpu_allocator),
+        ),
         None => {
             cx.error(
                 0,

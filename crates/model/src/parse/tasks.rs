@@ -194,6 +194,7 @@ pub(super) fn parse_tasks(
     plat: &ParsedPlatform,
     vgpus: &[Vgpu],
     vgpu_names: &Names,
+    allocator: Option<GpuAllocator>,
 ) -> Vec<Task> {
     let tables = read_tables(cx, v, "task", schema::TASK);
     if tables.is_empty() && matches!(v.get_ref(), DeValue::Array(a) if a.is_empty()) {
@@ -211,7 +212,7 @@ pub(super) fn parse_tasks(
             Some(cv) => (read_int(cx, cv, &t.field("count"), 1, 10_000), Some(cv)),
             None => (Some(1), None),
         };
-        let task = parse_task(cx, t, plat, vgpus, vgpu_names);
+        let task = parse_task(cx, t, plat, vgpus, vgpu_names, allocator);
         let (Some(task), Some(count)) = (task, count) else {
             continue;
         };
@@ -255,6 +256,7 @@ fn parse_task(
     plat: &ParsedPlatform,
     vgpus: &[Vgpu],
     vgpu_names: &Names,
+    allocator: Option<GpuAllocator>,
 ) -> Option<Task> {
     let name = t
         .required(cx, "name", "")
@@ -389,6 +391,7 @@ fn parse_task(
                         cluster: cluster.flatten(),
                         wcet,
                         reservation: reservation == Some(true),
+                        allocator,
                     };
                     parse_gpu_part(cx, &g, on, plat, vgpus, vgpu_names)
                 })
@@ -418,7 +421,11 @@ fn parse_task(
         deadline: effective_deadline?,
         jitter: jitter?,
         blocking: blocking?,
-        cluster: cluster?,
+        // A `device` binds the task to its GPU's cluster (its pool).
+        cluster: cluster?.or_else(|| {
+            let d = gpu.as_ref()?.as_ref()?.device?;
+            plat.platform.gpus.get(d).map(|g| g.cluster)
+        }),
         gpu: gpu?,
         reservation: reservation?,
         location: cx.location(t.start),
@@ -463,6 +470,8 @@ struct GpuContext {
     cluster: Option<usize>,
     wcet: Option<Nanos>,
     reservation: bool,
+    /// The policy's GPU allocator, where the policy parsed.
+    allocator: Option<GpuAllocator>,
 }
 
 fn parse_gpu_part(
@@ -484,7 +493,8 @@ fn parse_gpu_part(
                         v.span().start,
                         &field,
                         format!(
-                            "the CPU time inside the GPU section ({}) is part of the wcet and                              cannot exceed it ({})",
+                            "the CPU time inside the GPU section ({}) is part of the wcet and \
+                             cannot exceed it ({})",
                             units::format_duration(c),
                             units::format_duration(w)
                         ),
@@ -495,7 +505,9 @@ fn parse_gpu_part(
                 cx.error(
                     v.span().start,
                     &field,
-                    "CPU time inside the GPU section is not supported for a CPU reservation                      (SCHED_DEADLINE): its server analysis has no term for it; drop                      `reservation` or `cpu`",
+                    "CPU time inside the GPU section is not supported for a CPU reservation \
+                     (SCHED_DEADLINE): its server analysis has no term for it; drop \
+                     `reservation` or `cpu`",
                 );
             }
             cpu
@@ -548,6 +560,10 @@ fn parse_gpu_part(
         }
         None => Some(None),
     };
+    let device = match g.get("device") {
+        Some(v) => parse_device(cx, v, &g.field("device"), &on, plat, vgpu),
+        None => Some(None),
+    };
     let (copy_in, copy_out, kernels) = (copy_in?, copy_out?, kernels?);
     // eta: one completion interrupt per GPU operation the job waits for.
     let default_interrupts = u32::try_from(kernels.len())
@@ -562,7 +578,67 @@ fn parse_gpu_part(
         cpu: cpu?,
         interrupts: interrupts?.unwrap_or(default_interrupts),
         vgpu: vgpu?,
+        device: device?,
     })
+}
+
+/// `gpu.device`: the GPU a task's requests go to under static assignment.
+/// It must name a GPU of the task's cluster, and only static allocators
+/// honour it (the others choose a GPU per request), nor can a vGPU member
+/// or a reservation have one (a vGPU runs on its own GPU; a GPU-using
+/// reservation uses the first GPU cluster's pool).
+fn parse_device(
+    cx: &mut Cx,
+    v: &Val,
+    field: &str,
+    on: &GpuContext,
+    plat: &ParsedPlatform,
+    vgpu: Option<Option<usize>>,
+) -> Option<Option<usize>> {
+    let idx = plat.gpu_names.resolve(cx, v, field)?;
+    let gpu = plat.platform.gpus.get(idx)?;
+    let at = v.span().start;
+    if let Some(c) = on.cluster.and_then(|c| plat.platform.clusters.get(c)) {
+        if on.cluster != Some(gpu.cluster) {
+            cx.error(
+                at,
+                field,
+                format!(
+                    "GPU \"{}\" is not in the task's cluster \"{}\"",
+                    gpu.name.escape_debug(),
+                    c.name.escape_debug()
+                ),
+            );
+        }
+    }
+    if let Some(a) = on.allocator.filter(|a| !a.is_static()) {
+        cx.error(
+            at,
+            field,
+            format!(
+                "`device` fixes the task's GPU, which only the static allocators do \
+                 (gpu_allocator = \"static\" or \"static-priority\"); the policy's \"{}\" \
+                 picks a GPU per request: drop `device` or change the allocator",
+                a.name()
+            ),
+        );
+    }
+    if matches!(vgpu, Some(Some(_))) {
+        cx.error(
+            at,
+            field,
+            "a vGPU member runs on its vGPU's GPU: drop `device`",
+        );
+    }
+    if on.reservation {
+        cx.error(
+            at,
+            field,
+            "a GPU-using CPU reservation uses the GPUs of the first cluster that has any; \
+             `device` is not supported with `reservation`",
+        );
+    }
+    Some(Some(idx))
 }
 
 fn parse_kernels(cx: &mut Cx, v: &Val, field: &str) -> Option<Vec<Nanos>> {

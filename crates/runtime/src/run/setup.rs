@@ -427,19 +427,24 @@ fn task_specs(
     let (edf, realtime, reserve) = (placement.edf, placement.realtime, placement.reserve);
     let bw = workload.platform.bandwidth;
     let (clusters_of, pools_of) = clusters_and_pools(workload, plan);
-    // Static assignment: the k-th GPU-using task of a pool outside any
-    // vGPU, in file order, gets the pool's GPU k mod g (the analysis' and
-    // the simulator's rule).
-    let static_slot = |index: usize| {
-        (0..index)
+    // Static assignment (`Workload::static_gpu`, the analysis' and the
+    // simulator's rule): a task's `device`, else the k-th unpinned GPU
+    // user of a pool outside any vGPU, in file order, gets the pool's
+    // local GPU k mod g.
+    let static_local = |index: usize, global: &[usize]| {
+        let slot = (0..index)
             .filter(|&j| {
                 pools_of[j] == pools_of[index]
                     && workload.tasks[j]
                         .gpu
                         .as_ref()
-                        .is_some_and(|g| g.vgpu.is_none())
+                        .is_some_and(|g| g.vgpu.is_none() && g.device.is_none())
             })
-            .count()
+            .count();
+        workload
+            .static_gpu(index, slot, global)
+            .and_then(|g| global.iter().position(|&x| x == g))
+            .unwrap_or(0)
     };
     // P-FP tasks the partitioning could not place.
     let pfp = plan.scheduler == "P-FP";
@@ -544,7 +549,7 @@ fn task_specs(
                             } else {
                                 cg
                             };
-                            let n = cg.global.len().max(1);
+                            let static_gpu = static_local(index, &cg.global);
                             let vgpu = match part.vgpu {
                                 Some(v) => Some(vgpu_local(workload, &cg, v, &task.name)?),
                                 None => None,
@@ -563,7 +568,7 @@ fn task_specs(
                                         bw.host_to_device,
                                         bw.device_to_host,
                                     ),
-                                    static_gpu: static_slot(index) % n,
+                                    static_gpu,
                                     vgpu,
                                     batched: workload.batched_section(index),
                                 },
