@@ -399,7 +399,16 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
             None => {
                 let k = static_next[group];
                 static_next[group] += usize::from(g.device.is_none());
-                w.static_gpu(i, k, &groups[group].gpus).unwrap_or(0)
+                let sg = w.static_gpu(i, k, &groups[group].gpus).unwrap_or(0);
+                if !groups[group].gpus.contains(&sg) {
+                    return Err(SimError(format!(
+                        "{}: task {} is fixed on GPU {} (`device`), which is not in its GPU pool",
+                        w.name,
+                        t.name,
+                        w.platform.gpus.get(sg).map_or("?", |x| x.name.as_str())
+                    )));
+                }
+                sg
             }
         };
         let base = copy_time(g.copy_in, bw.host_to_device)

@@ -119,15 +119,16 @@ fn random_workload(rng: &mut Rng, k: u64) -> Workload {
     // job against an η of 14).
     let staged = allocator == GpuAllocator::KFmlp;
     // Under static assignment about half the GPU tasks are fixed on a GPU
-    // of their pool (`gpu.device`), drawn from a stream of their own so
-    // that the other draws stay as they were.
+    // of their cluster (`gpu.device`, which the file format keeps in the
+    // task's cluster, so the pin stays valid when a test below changes
+    // the scheduler), drawn from a stream of their own so that the other
+    // draws stay as they were.
     if allocator.is_static() {
         let mut pins = Rng::new(k ^ 0xde71_ce5e);
-        let global = matches!(sched, CpuScheduler::GlobalFp | CpuScheduler::GlobalEdf);
         for t in &mut tasks {
             let cluster = t.cluster.unwrap_or(0);
             let pool: Vec<usize> = (0..gpus.len())
-                .filter(|&g| global || gpus[g].cluster == cluster)
+                .filter(|&g| gpus[g].cluster == cluster)
                 .collect();
             if let Some(g) = t.gpu.as_mut().filter(|_| pins.range(0, 1) == 1) {
                 g.device = Some(pool[pins.range(0, pool.len() as u64 - 1) as usize]);

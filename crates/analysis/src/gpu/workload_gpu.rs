@@ -629,7 +629,10 @@ pub fn analyze_gpus(
                     );
                     r.copy_time = wk.copy_in + wk.copy_out;
                     r.kernel_time = wk.kernels;
-                    if !w.policy.engine_locks && w.policy.tokens() > 1 {
+                    if !d.gpus.contains(&gpu_of[pos]) {
+                        r.unbounded_because =
+                            Some("it is fixed (`device`) on a GPU outside its GPU pool".into());
+                    } else if !w.policy.engine_locks && w.policy.tokens() > 1 {
                         r.unbounded_because = Some(DRIVER_ARBITRATES.into());
                     } else if by_priority {
                         let sharing_holds: Vec<(usize, Time, Time)> = sharing

@@ -309,7 +309,10 @@ pub fn suggest(w: &Workload, extra: &Extra, report: &Report) -> Option<Suggestio
             best = Some((sc, s));
         }
     }
+    // The wait tie-break only steers the search: a suggestion must make
+    // the workload schedulable or bound more tasks.
     best.map(|b| b.1)
+        .filter(|s| (s.schedulable, s.bounded) > (now.0, now.1))
 }
 
 /// The static assignment's device search of [`suggest`] on `w` (a static

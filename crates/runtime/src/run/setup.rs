@@ -444,7 +444,6 @@ fn task_specs(
         workload
             .static_gpu(index, slot, global)
             .and_then(|g| global.iter().position(|&x| x == g))
-            .unwrap_or(0)
     };
     // P-FP tasks the partitioning could not place.
     let pfp = plan.scheduler == "P-FP";
@@ -549,7 +548,20 @@ fn task_specs(
                             } else {
                                 cg
                             };
-                            let static_gpu = static_local(index, &cg.global);
+                            let static_gpu = match static_local(index, &cg.global) {
+                                Some(g) => g,
+                                None if workload.policy.gpu_allocator.is_static() => {
+                                    return Err(RunError::Unsupported {
+                                        workload: workload.name.clone(),
+                                        reason: format!(
+                                            "task {} is fixed (`device`) on a GPU outside its \
+                                             GPU pool",
+                                            task.name
+                                        ),
+                                    })
+                                }
+                                None => 0,
+                            };
                             let vgpu = match part.vgpu {
                                 Some(v) => Some(vgpu_local(workload, &cg, v, &task.name)?),
                                 None => None,
