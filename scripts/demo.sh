@@ -8,8 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-step "building the rtgpu binary (release)"
+step "building the rtgpu binary (release) and installing it on PATH (cargo install)"
 cargo build --release --quiet -p rtgpu-cli
+install_cli
 step "building and installing the Python package (abi3 wheel) into .venv"
 build_wheel
 step "rtgpu analyze examples/quickstart.toml"
@@ -36,6 +37,6 @@ echo "measured, simulated (sim max R) and analysed (R bound) response times side
 echo "without root or on fewer CPUs than the plan's cores it says above what it degraded to."
 echo "Python: .venv/bin/python -c 'import rtgpu; print(rtgpu.load_workload(\"examples/quickstart.toml\").analyze())'"
 echo
-echo "The guides write \`rtgpu ...\`: the binary is $PWD/target/release/rtgpu; put it on PATH with"
-echo "  export PATH=\"$PWD/target/release:\$PATH\""
+echo "The guides write \`rtgpu ...\`: $(command -v rtgpu || echo "$PWD/target/release/rtgpu (see above for PATH)")"
+echo "Studies in Python: pip install \"$(ls "$PWD"/target/wheels/rtgpu-*.whl)[experiment]\""
 exit "$status"
