@@ -299,3 +299,31 @@ def test_ctrl_c_stops_a_long_simulation() -> None:
     assert time.monotonic() - sent < 10, "stopped promptly"
     assert p.returncode == 3, (out, err)
     assert "interrupted" in out
+
+
+def test_report_rows_are_flat_typed_and_match_the_objects() -> None:
+    report = rtgpu.load_workload(EXAMPLES / "perception-1gpu.toml").analyze()
+    rows = report.rows()
+    assert [r["name"] for r in rows] == [t.name for t in report.tasks]
+    for row, t in zip(rows, report.tasks):
+        assert row["response_time"] == t.response_time
+        assert row["verdict"] == t.verdict.value
+        assert isinstance(row["wcet"], int) and isinstance(row["uses_gpu"], bool)
+        if t.response_time is not None:
+            assert row["slack"] == t.deadline - t.response_time
+        gpu = t.gpu
+        assert row["gpu_wait"] == (gpu.token_blocking if gpu else None)
+    assert any(r["uses_gpu"] and r["gpu_wait"] is not None for r in rows)
+    assert all(r["cores"] for r in rows)
+
+
+def test_report_to_pandas_keeps_integers_exact() -> None:
+    pd = pytest.importorskip("pandas")
+    report = rtgpu.load_workload(EXAMPLES / "perception-1gpu.toml").analyze()
+    df = report.to_pandas()
+    assert isinstance(df, pd.DataFrame)
+    assert list(df["name"]) == [t.name for t in report.tasks]
+    # Nullable integers: a missing GPU wait does not turn nanoseconds into floats.
+    assert str(df["gpu_wait"].dtype) == "Int64"
+    assert str(df["response_time"].dtype) == "Int64"
+    assert int(df["wcet"].sum()) == sum(t.wcet for t in report.tasks)

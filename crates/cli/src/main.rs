@@ -161,7 +161,9 @@ enum Command {
         /// GPUSync's rho: tokens (jobs admitted at once) per GPU.
         #[arg(long, default_value_t = 2)]
         tokens_per_gpu: usize,
-        /// gpusync, shortest-queue, k-fmlp or static.
+        /// gpusync (earliest estimated completion; the workload file's
+        /// `gpusync-affinity`, also accepted), shortest-queue (the file's
+        /// `gpusync`), k-fmlp, static or static-priority.
         #[arg(long, default_value = "gpusync")]
         allocator: String,
         /// Do not lock the engines (seed 004's "e" scenarios).

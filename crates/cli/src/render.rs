@@ -31,27 +31,7 @@ fn task_verdict(v: TaskVerdict) -> &'static str {
 }
 
 fn cores_list(cores: &[u32]) -> String {
-    if cores.is_empty() {
-        return "-".into();
-    }
-    // Collapse runs: 0-5,8.
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < cores.len() {
-        let mut j = i;
-        while j + 1 < cores.len() && cores[j + 1] == cores[j] + 1 {
-            j += 1;
-        }
-        parts.push(if j > i + 1 {
-            format!("{}-{}", cores[i], cores[j])
-        } else if j == i + 1 {
-            format!("{},{}", cores[i], cores[j])
-        } else {
-            cores[i].to_string()
-        });
-        i = j + 1;
-    }
-    parts.join(",")
+    rtgpu_model::listing::ranges(cores)
 }
 
 pub fn report_text(w: &Workload, r: &Report) -> String {

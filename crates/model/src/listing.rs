@@ -35,6 +35,34 @@ pub fn grouped(n: usize) -> String {
     out
 }
 
+/// Core numbers as runs: `0-3,5`; two in a row stay a pair (`0,1`); `-`
+/// for none.
+pub fn ranges(cores: &[u32]) -> String {
+    if cores.is_empty() {
+        return "-".into();
+    }
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while let Some(&first) = cores.get(i) {
+        let mut j = i;
+        while cores
+            .get(j + 1)
+            .zip(cores.get(j))
+            .is_some_and(|(&next, &cur)| cur.checked_add(1) == Some(next))
+        {
+            j += 1;
+        }
+        let last = cores.get(j).copied().unwrap_or(first);
+        parts.push(match j - i {
+            0 => first.to_string(),
+            1 => format!("{first},{last}"),
+            _ => format!("{first}-{last}"),
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -160,6 +160,37 @@ impl PyReport {
             })
     }
 
+    /// One dict per task, flat and typed (times in integer nanoseconds,
+    /// `None` where the analysis gives no value): `name`, `wcet`, `period`,
+    /// `deadline`, `utilization`, `uses_gpu`, `cluster`, `cores` (text,
+    /// e.g. "0-3"), `priority`, `split`, `response_time`, `tardiness`,
+    /// `slack` (deadline − response time), `verdict` (its value, e.g.
+    /// "meets-deadline"), `depends_on` (comma-separated), `gpu_wait`,
+    /// `gpu_time` (copies + kernels), `gpu_allocator`. For a DataFrame:
+    /// `pandas.DataFrame(report.rows())`, or `report.to_pandas()`.
+    fn rows<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, pyo3::types::PyDict>>> {
+        self.0.tasks.iter().map(|t| task_row(py, t)).collect()
+    }
+
+    /// [`rows`] as a pandas DataFrame with nullable dtypes (integers stay
+    /// integers where a value is missing). Needs pandas (`pip install
+    /// pandas`, or the wheel's `experiment` extra).
+    fn to_pandas<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let pd = py.import("pandas").map_err(|_| {
+            pyo3::exceptions::PyImportError::new_err(
+                "Report.to_pandas() needs pandas: pip install pandas (or the rtgpu wheel's \
+                 `experiment` extra); Report.rows() gives the same rows without it",
+            )
+        })?;
+        let rows = self.rows(py)?;
+        let columns: Vec<&str> = ROW_COLUMNS.to_vec();
+        let kwargs = pyo3::types::PyDict::new(py);
+        kwargs.set_item("columns", columns)?;
+        pd.getattr("DataFrame")?
+            .call((rows,), Some(&kwargs))?
+            .call_method0("convert_dtypes")
+    }
+
     /// The report as JSON text (the same as `rtgpu analyze --json`).
     fn to_json(&self) -> PyResult<String> {
         serde_json::to_string_pretty(&self.0)
@@ -210,6 +241,72 @@ impl PyReport {
 }
 
 /// Outcome of one task.
+/// The columns of `Report.rows()`, in order.
+const ROW_COLUMNS: [&str; 18] = [
+    "name",
+    "wcet",
+    "period",
+    "deadline",
+    "utilization",
+    "uses_gpu",
+    "cluster",
+    "cores",
+    "priority",
+    "split",
+    "response_time",
+    "tardiness",
+    "slack",
+    "verdict",
+    "depends_on",
+    "gpu_wait",
+    "gpu_time",
+    "gpu_allocator",
+];
+
+/// One task of the report as a flat dict of [`ROW_COLUMNS`].
+fn task_row<'py>(py: Python<'py>, t: &TaskReport) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let d = pyo3::types::PyDict::new(py);
+    let gpu = t.gpu.as_ref();
+    let cores = rtgpu_model::listing::ranges(&t.cores);
+    let values: [Bound<'py, PyAny>; 18] = [
+        t.name.clone().into_pyobject(py)?.into_any(),
+        t.wcet.into_pyobject(py)?.into_any(),
+        t.period.into_pyobject(py)?.into_any(),
+        t.deadline.into_pyobject(py)?.into_any(),
+        t.utilization.into_pyobject(py)?.into_any(),
+        pyo3::types::PyBool::new(py, t.uses_gpu)
+            .to_owned()
+            .into_any(),
+        t.cluster.into_pyobject(py)?.into_any(),
+        cores.into_pyobject(py)?.into_any(),
+        t.priority.into_pyobject(py)?.into_any(),
+        pyo3::types::PyBool::new(py, t.pieces.len() > 1)
+            .to_owned()
+            .into_any(),
+        t.response_time.into_pyobject(py)?.into_any(),
+        t.tardiness.into_pyobject(py)?.into_any(),
+        t.response_time
+            .map(|r| i128::from(t.deadline) - i128::from(r))
+            .into_pyobject(py)?
+            .into_any(),
+        task_verdict_value(t.verdict).into_pyobject(py)?.into_any(),
+        t.depends_on.join(",").into_pyobject(py)?.into_any(),
+        gpu.and_then(|g| g.token_blocking)
+            .into_pyobject(py)?
+            .into_any(),
+        gpu.map(|g| g.copy_time + g.kernel_time)
+            .into_pyobject(py)?
+            .into_any(),
+        gpu.map(|g| g.allocator.clone())
+            .into_pyobject(py)?
+            .into_any(),
+    ];
+    for (k, v) in ROW_COLUMNS.iter().zip(values) {
+        d.set_item(k, v)?;
+    }
+    Ok(d)
+}
+
 #[pyclass(frozen, module = "rtgpu", name = "TaskReport")]
 pub(crate) struct PyTaskReport(TaskReport);
 

@@ -216,9 +216,11 @@ pub const ALLOCATORS: [&str; 5] = [
 ];
 
 /// The queue rule and stealing of an allocator name of [`ALLOCATORS`].
+/// The workload file's `gpusync-affinity` (its default, the same rule) is
+/// accepted too.
 pub fn allocator(name: &str) -> Option<(QueueRule, bool)> {
     match name {
-        "gpusync" => Some((QueueRule::EarliestCompletion, false)),
+        "gpusync" | "gpusync-affinity" => Some((QueueRule::EarliestCompletion, false)),
         "shortest-queue" => Some((QueueRule::ShortestQueue, false)),
         "k-fmlp" => Some((QueueRule::LAware, true)),
         "static" => Some((QueueRule::Static, false)),
@@ -821,6 +823,9 @@ mod tests {
         assert_eq!(c.tokens.rule, QueueRule::LAware);
         let g = ArbiterConfig::uniform(2, 1, 3, "gpusync", true, false).expect("valid");
         assert_eq!(g.tokens.tokens_per_gpu, 3);
+        // The workload file's default name is accepted (issue 23).
+        let a = ArbiterConfig::uniform(2, 1, 3, "gpusync-affinity", true, false).expect("valid");
+        assert_eq!(a.tokens.rule, g.tokens.rule);
         assert!(c.tokens.stealing);
         let err = |r: Result<ArbiterConfig, SettingsError>| r.expect_err("refused");
         assert_eq!(
