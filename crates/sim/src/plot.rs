@@ -1,16 +1,26 @@
 //! A self-contained SVG of a run's main metrics, written directly (no
 //! plotting dependency, testable as text): response times as % of period
 //! per task (mean and max, deadline line at 100%), the priority-inversion
-//! CDF (seed 000 Fig. 3) and engine / vGPU utilization over time.
+//! CDF (seed 000 Fig. 3, drawn as the step function it is) and, where the
+//! workload uses GPUs, engine / vGPU utilization over time. Every panel has
+//! labelled axes with round ticks and grid lines; tasks are named under
+//! their bars.
 
 use std::fmt::Write;
 
-use crate::{inversion_cdf, SimResult};
+use crate::{inversion_cdf, SimResult, Time};
 
-const W: f64 = 900.0;
+const W: f64 = 960.0;
 const PANEL_H: f64 = 220.0;
 const LEFT: f64 = 70.0;
-const RIGHT: f64 = 20.0;
+const RIGHT: f64 = 30.0;
+/// Space above a panel (its title) and below it (tick labels, axis title).
+const TITLE_H: f64 = 30.0;
+const AXIS_H: f64 = 46.0;
+/// Task labels under panel 1: at most this many are named (every k-th
+/// beyond), rotated so long names fit.
+const MAX_LABELS: usize = 60;
+const LABEL_H: f64 = 90.0;
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -23,23 +33,136 @@ const COLORS: [&str; 8] = [
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
 ];
 
+/// Round tick values from 0 to at least `max` (1, 2 or 5 × 10^k apart,
+/// 4-8 intervals).
+fn ticks(max: f64) -> Vec<f64> {
+    let max = if max.is_finite() && max > 0.0 {
+        max
+    } else {
+        1.0
+    };
+    let raw = max / 5.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| max / s <= 8.0)
+        .unwrap_or(10.0 * mag);
+    let n = (max / step).ceil() as usize;
+    (0..=n).map(|i| i as f64 * step).collect()
+}
+
+/// A tick label: no trailing zeros.
+fn num(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Nanoseconds in the unit that suits the axis' largest value.
+fn time_unit(max: Time) -> (f64, &'static str) {
+    match max {
+        0..=9_999 => (1.0, "ns"),
+        10_000..=9_999_999 => (1e3, "us"),
+        10_000_000..=9_999_999_999 => (1e6, "ms"),
+        _ => (1e9, "s"),
+    }
+}
+
+/// A panel's frame: y grid and tick labels at `yticks` (scaled to the
+/// panel's top value, the last tick), x ticks at (position 0-1, label),
+/// and the axis titles.
+struct Frame<'a> {
+    top: f64,
+    yticks: &'a [f64],
+    yfmt: &'a dyn Fn(f64) -> String,
+    xticks: &'a [(f64, String)],
+    xtitle: &'a str,
+    ytitle: &'a str,
+}
+
+impl Frame<'_> {
+    fn ymax(&self) -> f64 {
+        self.yticks
+            .last()
+            .copied()
+            .unwrap_or(1.0)
+            .max(f64::MIN_POSITIVE)
+    }
+
+    fn y(&self, v: f64) -> f64 {
+        self.top + PANEL_H - v / self.ymax() * PANEL_H
+    }
+
+    fn draw(&self, o: &mut String) {
+        let (top, bottom, right) = (self.top, self.top + PANEL_H, W - RIGHT);
+        for &t in self.yticks {
+            let y = self.y(t);
+            let _ = writeln!(
+                o,
+                r##"<line x1="{LEFT}" x2="{right}" y1="{y:.1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+                LEFT - 5.0,
+                y + 4.0,
+                (self.yfmt)(t)
+            );
+        }
+        let pw = W - LEFT - RIGHT;
+        for (pos, label) in self.xticks {
+            let x = LEFT + pos * pw;
+            let _ = writeln!(
+                o,
+                r#"<line x1="{x:.1}" x2="{x:.1}" y1="{bottom}" y2="{}" stroke="black"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"#,
+                bottom + 4.0,
+                bottom + 16.0,
+                esc(label)
+            );
+        }
+        let _ = writeln!(
+            o,
+            r#"<line x1="{LEFT}" x2="{LEFT}" y1="{top}" y2="{bottom}" stroke="black"/><line x1="{LEFT}" x2="{right}" y1="{bottom}" y2="{bottom}" stroke="black"/>"#
+        );
+        if !self.xtitle.is_empty() {
+            let _ = writeln!(
+                o,
+                r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+                LEFT + pw / 2.0,
+                bottom + 34.0,
+                esc(self.xtitle)
+            );
+        }
+        let mid = top + PANEL_H / 2.0;
+        let _ = writeln!(
+            o,
+            r#"<text x="16" y="{mid:.1}" text-anchor="middle" transform="rotate(-90 16 {mid:.1})">{}</text>"#,
+            esc(self.ytitle)
+        );
+    }
+}
+
 /// The SVG document.
 pub fn svg(r: &SimResult) -> String {
+    let series: Vec<_> = r
+        .vgpus
+        .iter()
+        .chain(r.engines.iter().filter(|e| e.mean > 0.0))
+        .take(COLORS.len())
+        .collect();
+    let gpu_panel = !series.is_empty();
+    let panel1_h = TITLE_H + PANEL_H + LABEL_H;
+    let panel_h = TITLE_H + PANEL_H + AXIS_H;
+    let h = panel1_h + panel_h * if gpu_panel { 2.0 } else { 1.0 } + 10.0;
     let mut o = String::new();
-    let panels = 3.0;
-    let h = panels * (PANEL_H + 40.0) + 20.0;
     let _ = writeln!(
         o,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" font-family="sans-serif" font-size="11">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" font-family="sans-serif" font-size="11">"#
     );
     let _ = writeln!(o, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let pw = W - LEFT - RIGHT;
 
     // Panel 1: response time % of period per task.
-    let top = 30.0;
+    let top = TITLE_H;
     let _ = writeln!(
         o,
-        r#"<text x="{LEFT}" y="{}" font-size="13">{}: response time as % of period (bar: mean, tick: max; line: deadline)</text>"#,
+        r#"<text x="{LEFT}" y="{}" font-size="13">{}: response time as % of period per task (bar: mean, black tick: max, red: missed a deadline; dashed: deadline = 100%)</text>"#,
         top - 10.0,
         esc(&r.workload)
     );
@@ -47,147 +170,205 @@ pub fn svg(r: &SimResult) -> String {
         .tasks
         .iter()
         .map(|t| t.max_response_pct)
-        .fold(100.0f64, f64::max)
-        * 1.1;
-    let n = r.tasks.len().max(1) as f64;
-    let bw = pw / n;
-    let y = |v: f64| top + PANEL_H - v / maxp * PANEL_H;
+        .fold(100.0f64, f64::max);
+    let yt = ticks(maxp);
+    let pct = |v: f64| format!("{}%", num(v));
+    let f = Frame {
+        top,
+        yticks: &yt,
+        yfmt: &pct,
+        xticks: &[],
+        xtitle: "",
+        ytitle: "% of period",
+    };
+    f.draw(&mut o);
+    let n = r.tasks.len().max(1);
+    let bw = pw / n as f64;
+    let every = n.div_ceil(MAX_LABELS).max(1);
     for (i, t) in r.tasks.iter().enumerate() {
         let x = LEFT + i as f64 * bw;
         let c = if t.misses > 0 { "#d62728" } else { "#1f77b4" };
         let _ = writeln!(
             o,
-            r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{c}"><title>{}: mean {:.1}%, max {:.1}%</title></rect>"#,
+            r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{c}"><title>{}: mean {:.1}%, max {:.1}%, {} miss(es)</title></rect>"#,
             x + bw * 0.15,
-            y(t.mean_response_pct),
+            f.y(t.mean_response_pct),
             bw * 0.7,
-            top + PANEL_H - y(t.mean_response_pct),
+            top + PANEL_H - f.y(t.mean_response_pct),
             esc(&t.name),
             t.mean_response_pct,
-            t.max_response_pct
+            t.max_response_pct,
+            t.misses
         );
         let _ = writeln!(
             o,
             r#"<line x1="{:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="black" stroke-width="2"/>"#,
             x + bw * 0.1,
             x + bw * 0.9,
-            y(t.max_response_pct),
-            y(t.max_response_pct)
+            f.y(t.max_response_pct),
+            f.y(t.max_response_pct)
+        );
+        if i % every == 0 {
+            let (lx, ly) = (x + bw / 2.0, top + PANEL_H + 10.0);
+            let _ = writeln!(
+                o,
+                r#"<text x="{lx:.1}" y="{ly:.1}" text-anchor="end" transform="rotate(-45 {lx:.1} {ly:.1})">{}</text>"#,
+                esc(&t.name)
+            );
+        }
+    }
+    if every > 1 {
+        let _ = writeln!(
+            o,
+            r##"<text x="{}" y="{}" text-anchor="end" fill="#555">one task in {every} named, of {n}</text>"##,
+            W - RIGHT,
+            top + PANEL_H + LABEL_H - 4.0
         );
     }
     let _ = writeln!(
         o,
         r##"<line x1="{LEFT}" x2="{}" y1="{:.1}" y2="{:.1}" stroke="#d62728" stroke-dasharray="4 3"/>"##,
         LEFT + pw,
-        y(100.0),
-        y(100.0)
+        f.y(100.0),
+        f.y(100.0)
     );
-    axes(&mut o, top, &format!("{maxp:.0}%"), "0%");
 
-    // Panel 2: inversion CDF.
-    let top = top + PANEL_H + 40.0;
+    // Panel 2: inversion CDF, a step function.
+    let top = panel1_h + TITLE_H;
     let _ = writeln!(
         o,
-        r#"<text x="{LEFT}" y="{}" font-size="13">priority inversions: CDF of duration ({} inversions)</text>"#,
+        r#"<text x="{LEFT}" y="{}" font-size="13">priority inversions: CDF of their durations ({} inversions)</text>"#,
         top - 10.0,
         r.inversions.len()
     );
     let cdf = inversion_cdf(&r.inversions);
-    if let Some(&(maxd, _)) = cdf.last() {
-        let maxd = maxd.max(1) as f64;
-        let mut pts = format!("{LEFT},{:.1}", top + PANEL_H);
-        for (d, f) in &cdf {
-            let _ = write!(
-                pts,
-                " {:.1},{:.1}",
-                LEFT + *d as f64 / maxd * pw,
-                top + PANEL_H - f * PANEL_H
-            );
-        }
-        let _ = writeln!(
-            o,
-            r##"<polyline points="{pts}" fill="none" stroke="#1f77b4" stroke-width="1.5"/>"##
-        );
-        axes(&mut o, top, "1", "0");
-        let _ = writeln!(
-            o,
-            r#"<text x="{}" y="{}" text-anchor="end">{:.1} us</text>"#,
-            LEFT + pw,
-            top + PANEL_H + 14.0,
-            maxd / 1000.0
-        );
-    } else {
+    let maxd = cdf.last().map_or(1, |&(d, _)| d.max(1));
+    let (scale, unit) = time_unit(maxd);
+    // Ticks in the axis' unit, positions in nanoseconds.
+    let xt: Vec<(f64, String)> = ticks(maxd as f64 / scale)
+        .into_iter()
+        .map(|v| (v * scale, num(v)))
+        .collect();
+    let xmax = xt.last().map_or(1.0, |t| t.0).max(1.0);
+    let xticks: Vec<(f64, String)> = xt.iter().map(|(ns, l)| (ns / xmax, l.clone())).collect();
+    let frac = [0.0, 0.25, 0.5, 0.75, 1.0];
+    let as_frac = |v: f64| num(v);
+    let xtitle = format!("inversion duration ({unit})");
+    let f = Frame {
+        top,
+        yticks: &frac,
+        yfmt: &as_frac,
+        xticks: if cdf.is_empty() { &[] } else { &xticks },
+        xtitle: if cdf.is_empty() { "" } else { &xtitle },
+        ytitle: "fraction ≤ duration",
+    };
+    f.draw(&mut o);
+    if cdf.is_empty() {
         let _ = writeln!(
             o,
             r#"<text x="{}" y="{}">none observed</text>"#,
             LEFT + 10.0,
             top + PANEL_H / 2.0
         );
+    } else {
+        let x = |d: Time| LEFT + d as f64 / xmax * pw;
+        let mut pts = format!("{LEFT},{:.1}", f.y(0.0));
+        let mut prev = 0.0;
+        for &(d, p) in &cdf {
+            let _ = write!(
+                pts,
+                " {:.1},{:.1} {:.1},{:.1}",
+                x(d),
+                f.y(prev),
+                x(d),
+                f.y(p)
+            );
+            prev = p;
+        }
+        let _ = write!(pts, " {:.1},{:.1}", LEFT + pw, f.y(1.0));
+        let _ = writeln!(
+            o,
+            r##"<polyline points="{pts}" fill="none" stroke="#1f77b4" stroke-width="1.5"/>"##
+        );
     }
 
-    // Panel 3: utilization over time.
-    let top = top + PANEL_H + 40.0;
-    let series: Vec<_> = r
-        .vgpus
-        .iter()
-        .chain(r.engines.iter().filter(|e| e.mean > 0.0))
-        .take(COLORS.len())
-        .collect();
-    let _ = writeln!(
-        o,
-        r#"<text x="{LEFT}" y="{}" font-size="13">utilization over time ({})</text>"#,
-        top - 10.0,
-        if r.vgpus.is_empty() {
-            "busiest GPU engines"
-        } else {
-            "vGPUs, then engines"
-        }
-    );
-    for (k, s) in series.iter().enumerate() {
-        let m = s.values.len().max(1) as f64;
-        let pts: Vec<String> = s
-            .values
+    // Panel 3: utilization over time, only where something ran on a GPU.
+    if gpu_panel {
+        let top = panel1_h + panel_h + TITLE_H;
+        let _ = writeln!(
+            o,
+            r#"<text x="{LEFT}" y="{}" font-size="13">utilization over time ({})</text>"#,
+            top - 10.0,
+            if r.vgpus.is_empty() {
+                "busiest GPU engines"
+            } else {
+                "vGPUs, then engines"
+            }
+        );
+        let span = series
             .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                format!(
-                    "{:.1},{:.1}",
-                    LEFT + (i as f64 + 0.5) / m * pw,
-                    top + PANEL_H - v.min(1.0) * PANEL_H
-                )
-            })
+            .map(|s| s.bucket.saturating_mul(s.values.len() as u64))
+            .max()
+            .unwrap_or(r.end)
+            .max(1);
+        let (scale, unit) = time_unit(span);
+        let xticks: Vec<(f64, String)> = ticks(span as f64 / scale)
+            .into_iter()
+            .filter(|v| v * scale <= span as f64 * 1.0001)
+            .map(|v| (v * scale / span as f64, num(v)))
             .collect();
-        let c = COLORS[k % COLORS.len()];
-        let _ = writeln!(
-            o,
-            r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="1.2"/>"#,
-            pts.join(" ")
-        );
-        let _ = writeln!(
-            o,
-            r#"<text x="{}" y="{}" fill="{c}">{} (mean {:.1}%)</text>"#,
-            LEFT + 8.0 + (k % 4) as f64 * 200.0,
-            top + 12.0 + (k / 4) as f64 * 13.0,
-            esc(&s.name),
-            s.mean * 100.0
-        );
+        let pct100 = [0.0, 25.0, 50.0, 75.0, 100.0];
+        let xtitle = format!("virtual time ({unit})");
+        let f = Frame {
+            top,
+            yticks: &pct100,
+            yfmt: &pct,
+            xticks: &xticks,
+            xtitle: &xtitle,
+            ytitle: "busy",
+        };
+        f.draw(&mut o);
+        for (k, s) in series.iter().enumerate() {
+            let pts: Vec<String> = s
+                .values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let t = (i as f64 + 0.5) * s.bucket as f64 / span as f64;
+                    format!("{:.1},{:.1}", LEFT + t * pw, f.y(v.min(1.0) * 100.0))
+                })
+                .collect();
+            let c = COLORS[k % COLORS.len()];
+            let _ = writeln!(
+                o,
+                r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="1.2"/>"#,
+                pts.join(" ")
+            );
+            let _ = writeln!(
+                o,
+                r#"<text x="{}" y="{}" fill="{c}">{} (mean {:.1}%)</text>"#,
+                LEFT + 8.0 + (k % 4) as f64 * 210.0,
+                top + 12.0 + (k / 4) as f64 * 13.0,
+                esc(&s.name),
+                s.mean * 100.0
+            );
+        }
     }
-    axes(&mut o, top, "100%", "0%");
     o.push_str("</svg>\n");
     o
 }
 
-fn axes(o: &mut String, top: f64, hi: &str, lo: &str) {
-    let _ = writeln!(
-        o,
-        r#"<line x1="{LEFT}" x2="{LEFT}" y1="{top}" y2="{}" stroke="black"/><line x1="{LEFT}" x2="{}" y1="{}" y2="{}" stroke="black"/><text x="{}" y="{}" text-anchor="end">{hi}</text><text x="{}" y="{}" text-anchor="end">{lo}</text>"#,
-        top + PANEL_H,
-        W - RIGHT,
-        top + PANEL_H,
-        top + PANEL_H,
-        LEFT - 4.0,
-        top + 10.0,
-        LEFT - 4.0,
-        top + PANEL_H
-    );
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round_and_cover_the_maximum() {
+        assert_eq!(ticks(100.0), vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);
+        let t = ticks(137.0);
+        assert!(*t.last().unwrap() >= 137.0 && t.len() <= 9, "{t:?}");
+        assert_eq!(ticks(0.0), ticks(1.0));
+        assert_eq!(num(2.5), "2.5");
+        assert_eq!(num(40.0), "40");
+    }
 }

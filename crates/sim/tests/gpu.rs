@@ -612,6 +612,53 @@ fn trace_exports_as_chrome_json() {
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
 }
 
+/// `simulate --svg` (issue 23): tasks named under their bars, labelled
+/// axes, the inversion CDF as steps, and no GPU panel without GPU work.
+#[test]
+fn the_svg_names_tasks_labels_axes_and_drops_an_empty_gpu_panel() {
+    let cfg = SimConfig {
+        duration: 300_000_000,
+        ..SimConfig::default()
+    };
+    let gpu = simulate(&example("perception-1gpu.toml"), &cfg).expect("runs");
+    let svg = rtgpu_sim::plot::svg(&gpu);
+    for t in &gpu.tasks {
+        assert!(
+            svg.contains(&format!(">{}</text>", t.name)),
+            "{} not labelled",
+            t.name
+        );
+    }
+    for title in [
+        "% of period",
+        "inversion duration (",
+        "virtual time (ms)",
+        ">80%<",
+    ] {
+        assert!(svg.contains(title), "no {title:?}");
+    }
+    assert!(svg.contains("utilization over time"));
+    // A step CDF: every point's x repeats (a vertical rise after each
+    // horizontal run).
+    if !gpu.inversions.is_empty() {
+        let line = svg
+            .lines()
+            .find(|l| l.contains("<polyline") && l.contains("#1f77b4\" stroke-width=\"1.5"))
+            .expect("the CDF");
+        let xs: Vec<&str> = line
+            .split("points=\"")
+            .nth(1)
+            .and_then(|p| p.split('"').next())
+            .expect("points")
+            .split(' ')
+            .map(|p| p.split(',').next().unwrap_or(""))
+            .collect();
+        assert!(xs.windows(2).any(|w| w[0] == w[1]), "{line}");
+    }
+    let cpu = simulate(&example("quickstart.toml"), &cfg).expect("runs");
+    assert!(!rtgpu_sim::plot::svg(&cpu).contains("utilization over time"));
+}
+
 /// klmirqd's interrupt thread runs at the owner's *current* effective
 /// priority (seed 000 §IV): when a high-priority job starts waiting for the
 /// token of a low-priority holder whose bottom half is pending, that bottom
