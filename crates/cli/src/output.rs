@@ -76,6 +76,23 @@ pub fn write(out: &Path, body: &[u8]) -> std::io::Result<()> {
     result
 }
 
+/// Trace files above this size get a warning ([`trace_size_warning`]).
+pub const LARGE_TRACE: usize = 100 << 20;
+
+/// The warning for a Perfetto trace of `bytes` written to `out`, if it is
+/// large enough to be slow or refused by the trace viewers (ui.perfetto.dev
+/// loads traces into the browser's memory).
+pub fn trace_size_warning(out: &Path, bytes: usize) -> Option<String> {
+    (bytes > LARGE_TRACE).then(|| {
+        format!(
+            "warning: the trace {} is {} MB; ui.perfetto.dev holds a trace in the browser's \
+             memory and may be slow or refuse it: trace a shorter --duration",
+            out.display(),
+            bytes >> 20
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,5 +134,16 @@ mod tests {
         let missing = dir.path().join("no/such/dir/o.csv");
         assert!(write(&missing, b"x").is_err());
         assert_eq!(std::fs::read_to_string(&out).expect("read"), "new contents");
+    }
+
+    #[test]
+    fn a_large_trace_is_warned_about() {
+        let p = Path::new("t.json");
+        assert_eq!(trace_size_warning(p, LARGE_TRACE), None);
+        let w = trace_size_warning(p, 350 << 20).expect("warned");
+        assert!(
+            w.contains("t.json is 350 MB") && w.contains("--duration"),
+            "{w}"
+        );
     }
 }

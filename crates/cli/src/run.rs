@@ -290,6 +290,11 @@ pub fn run(o: &Options) -> ExitCode {
             if !o.json {
                 println!("{what} written to {}", path.display());
             }
+            if what == "trace" {
+                if let Some(w) = crate::output::trace_size_warning(path, body.len()) {
+                    eprintln!("rtgpu run: {w}");
+                }
+            }
         }
     }
     let misses: usize = outcome.tasks.iter().map(|t| t.deadline_misses).sum();
@@ -440,57 +445,89 @@ fn csv_field(v: &str) -> String {
     }
 }
 
-/// Chrome trace-event JSON (opens in ui.perfetto.dev): one track per CPU,
-/// one slice per piece of a job.
+/// Chrome trace-event JSON (opens in ui.perfetto.dev), as `rtgpu simulate
+/// --trace` writes it: one track per task with its jobs' pieces (a task's
+/// jobs run one after another, so its slices never overlap; the CPU each
+/// piece started on is an argument), and per GPU the token holds, in as
+/// many lanes as holds overlap ([`rtgpu_sim::trace::lanes`]).
 fn trace(w: &rtgpu_model::Workload, out: &RunOutcome) -> String {
-    let mut events = Vec::new();
+    let mut events = vec![serde_json::json!({
+        "name": "process_name", "ph": "M", "pid": 1, "tid": 0,
+        "args": { "name": "rtgpu run" },
+    })];
+    let mut tracks: Vec<(u64, String)> = Vec::new();
+    let mut used = std::collections::BTreeSet::new();
     for j in &out.jobs {
         for p in &j.pieces {
+            used.insert(j.task);
             events.push(serde_json::json!({
                 "name": format!("{}#{}", w.tasks[j.task].name, j.job),
                 "ph": "X",
                 "pid": 1,
-                "tid": p.cpu_at_start.unwrap_or(usize::MAX),
+                "tid": j.task + 1,
                 "ts": p.start as f64 / 1e3,
                 "dur": (p.end - p.start) as f64 / 1e3,
-                "args": { "release_ns": j.release, "deadline_miss": j.deadline_miss },
+                "args": {
+                    "release_ns": j.release,
+                    "deadline_miss": j.deadline_miss,
+                    "cpu": p.cpu_at_start,
+                },
             }));
         }
     }
-    // One track per GPU: each job's token hold.
-    const GPU_TRACK: usize = 1_000;
-    let mut gpus = std::collections::BTreeSet::new();
-    for j in &out.jobs {
+    for t in used {
+        tracks.push(((t + 1) as u64, w.tasks[t].name.clone()));
+    }
+    // Per GPU, each job's token hold, in lanes where holds overlap (ρ > 1).
+    const GPU_TRACK: u64 = 1 << 20;
+    let mut holds: std::collections::BTreeMap<usize, Vec<(u64, u64, usize)>> =
+        std::collections::BTreeMap::new();
+    for (k, j) in out.jobs.iter().enumerate() {
         if let (Some(g), Some(asked)) = (j.gpu, j.gpu_start) {
-            gpus.insert(g.gpu);
             let start = asked + g.token_wait;
+            holds
+                .entry(g.gpu)
+                .or_default()
+                .push((start, start + g.token_hold, k));
+        }
+    }
+    for (gpu, hs) in holds {
+        let iv: Vec<(u64, u64)> = hs.iter().map(|h| (h.0, h.1)).collect();
+        let lanes = rtgpu_sim::trace::lanes(&iv);
+        let n = lanes.iter().max().map_or(0, |m| m + 1);
+        for lane in 0..n {
+            let name = if n > 1 {
+                format!("GPU {gpu} token held ({})", lane + 1)
+            } else {
+                format!("GPU {gpu} token held")
+            };
+            tracks.push((GPU_TRACK + (gpu as u64) * 64 + lane as u64, name));
+        }
+        for (&(start, end, k), lane) in hs.iter().zip(lanes) {
+            let (j, g) = (&out.jobs[k], out.jobs[k].gpu);
             events.push(serde_json::json!({
                 "name": format!("{}#{}", w.tasks[j.task].name, j.job),
                 "ph": "X",
                 "pid": 1,
-                "tid": GPU_TRACK + g.gpu,
+                "tid": GPU_TRACK + (gpu as u64) * 64 + lane as u64,
                 "ts": start as f64 / 1e3,
-                "dur": g.token_hold as f64 / 1e3,
-                "args": { "token_wait_ns": g.token_wait, "migrated": g.migrated },
+                "dur": (end - start) as f64 / 1e3,
+                "args": {
+                    "token_wait_ns": g.map(|g| g.token_wait),
+                    "migrated": g.map(|g| g.migrated),
+                },
             }));
         }
     }
-    for g in gpus {
+    for (i, (tid, name)) in tracks.into_iter().enumerate() {
         events.push(serde_json::json!({
-            "name": "thread_name", "ph": "M", "pid": 1, "tid": GPU_TRACK + g,
-            "args": { "name": format!("GPU {g} (token held)") },
+            "name": "thread_name", "ph": "M", "pid": 1, "tid": tid,
+            "args": { "name": name },
+        }));
+        events.push(serde_json::json!({
+            "name": "thread_sort_index", "ph": "M", "pid": 1, "tid": tid,
+            "args": { "sort_index": i },
         }));
     }
-    let cpus: std::collections::BTreeSet<usize> = out
-        .jobs
-        .iter()
-        .flat_map(|j| j.pieces.iter().filter_map(|p| p.cpu_at_start))
-        .collect();
-    for cpu in cpus {
-        events.push(serde_json::json!({
-            "name": "thread_name", "ph": "M", "pid": 1, "tid": cpu,
-            "args": { "name": format!("CPU {cpu}") },
-        }));
-    }
-    serde_json::json!({ "traceEvents": events, "displayTimeUnit": "ms" }).to_string()
+    serde_json::json!({ "traceEvents": events, "displayTimeUnit": "ns" }).to_string()
 }

@@ -180,9 +180,15 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
     ];
     for (path, make) in writes {
         if let Some(p) = path {
-            if let Err(e) = crate::output::write(p, make().as_bytes()) {
+            let body = make();
+            if let Err(e) = crate::output::write(p, body.as_bytes()) {
                 eprintln!("rtgpu simulate: cannot write {}: {e}", p.display());
                 return ExitCode::from(EXIT_INVALID);
+            }
+            if std::ptr::eq(path, &a.trace) {
+                if let Some(w) = crate::output::trace_size_warning(p, body.len()) {
+                    eprintln!("rtgpu simulate: {w}");
+                }
             }
             if !a.json {
                 println!("written: {}", p.display());

@@ -84,6 +84,28 @@ fn a_light_workload_runs_and_writes_its_jobs_and_trace() {
         24,
         "one slice per job piece"
     );
+    // One time unit with `rtgpu simulate --trace`, and job slices on their
+    // task's track (never overlapping there), named after it.
+    assert_eq!(t["displayTimeUnit"], "ns");
+    let track_of = |name: &str| {
+        events
+            .iter()
+            .find(|e| e["name"] == "thread_name" && e["args"]["name"] == name)
+            .map(|e| e["tid"].clone())
+            .unwrap_or_else(|| panic!("no track {name}"))
+    };
+    let ctl = track_of("ctl");
+    let mut spans: Vec<(f64, f64)> = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["tid"] == ctl)
+        .map(|e| {
+            let ts = e["ts"].as_f64().expect("ts");
+            (ts, ts + e["dur"].as_f64().expect("dur"))
+        })
+        .collect();
+    assert_eq!(spans.len(), 20);
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+    assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0), "{spans:?}");
 }
 
 #[test]
