@@ -87,7 +87,7 @@ pub fn lanes(spans: &[(Time, Time)]) -> Vec<usize> {
             }
             stack.last().is_none_or(|&e| end <= e)
         };
-        let l = match open.iter_mut().position(|st| fits(st)) {
+        let l = match open.iter_mut().position(fits) {
             Some(l) => l,
             None => {
                 open.push(Vec::new());
