@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from . import _rtgpu
+from ._args import cores_arg
 from ._rtgpu import Task
 
 __all__ = [
@@ -186,12 +187,19 @@ def scan_then_golden_min(
     return _rtgpu.bounds_scan_then_golden_min(f, lo, hi, samples)
 
 
-def pdms_hpts_utilization_test(tasks: Iterable[Task], m: int) -> bool:
-    """Seed 003 Theorem 6 as an exact sufficient test for PDMS_HPTS on ``m`` cores."""
-    return _rtgpu.bounds_pdms_hpts_utilization_test(list(tasks), m)
+def pdms_hpts_utilization_test(
+    tasks: Iterable[Task], cores: int | None = None, *, m: int | None = None
+) -> bool:
+    """Seed 003 Theorem 6 as an exact sufficient test for PDMS_HPTS on
+    ``cores`` cores (or ``m=``)."""
+    n = cores_arg(cores, m, "pdms_hpts_utilization_test")
+    return _rtgpu.bounds_pdms_hpts_utilization_test(list(tasks), n)
 
 
-def pdms_hpts_ds_utilization_test(tasks: Iterable[Task], m: int) -> bool:
+def pdms_hpts_ds_utilization_test(
+    tasks: Iterable[Task], cores: int | None = None, *, m: int | None = None
+) -> bool:
     """Seed 003 Theorem 7 and §V.A as an exact sufficient test for
-    PDMS_HPTS_DS on ``m`` cores."""
-    return _rtgpu.bounds_pdms_hpts_ds_utilization_test(list(tasks), m)
+    PDMS_HPTS_DS on ``cores`` cores (or ``m=``)."""
+    n = cores_arg(cores, m, "pdms_hpts_ds_utilization_test")
+    return _rtgpu.bounds_pdms_hpts_ds_utilization_test(list(tasks), n)

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Literal
 
 from . import _rtgpu
+from ._args import cores_arg
 from ._rtgpu import EdfResult, Task, TaskTardiness
 
 __all__ = ["EdfResult", "TaskTardiness", "cedf_tardiness", "density_test", "gedf_tardiness"]
@@ -24,15 +25,23 @@ __all__ = ["EdfResult", "TaskTardiness", "cedf_tardiness", "density_test", "gedf
 BoundForm = Literal["lambda", "simple"]
 
 
-def gedf_tardiness(tasks: Iterable[Task], m: int, bound: BoundForm = "lambda") -> EdfResult:
-    """Tardiness bounds of ``tasks`` under preemptive G-EDF on ``m`` cores.
+def gedf_tardiness(
+    tasks: Iterable[Task],
+    cores: int | None = None,
+    bound: BoundForm = "lambda",
+    *,
+    m: int | None = None,
+) -> EdfResult:
+    """Tardiness bounds of ``tasks`` under preemptive G-EDF on ``cores``
+    cores (``m=`` as the papers write it is accepted too).
 
     ``bound="lambda"`` (default) evaluates Devi & Anderson's Λ form, the
     tighter one; ``"simple"`` the closed form quoted in Linux's
     ``sched-deadline`` documentation. ``result.tasks[i]`` belongs to
     ``tasks[i]``.
     """
-    return _rtgpu.edf_gedf_tardiness(list(tasks), m, bound)
+    n = cores_arg(cores, m, "gedf_tardiness")
+    return _rtgpu.edf_gedf_tardiness(list(tasks), n, bound)
 
 
 def cedf_tardiness(clusters: Iterable[tuple[int, Iterable[Task]]]) -> list[EdfResult]:
@@ -40,8 +49,8 @@ def cedf_tardiness(clusters: Iterable[tuple[int, Iterable[Task]]]) -> list[EdfRe
     return _rtgpu.edf_cedf_tardiness([(m, list(ts)) for m, ts in clusters])
 
 
-def density_test(tasks: Iterable[Task], m: int) -> bool:
-    """Hard deadlines under G-EDF (priority by absolute deadline): sum of
-    densities <= m - (m - 1) * max density. ``True`` means every deadline
-    holds; ``False`` means "not shown"."""
-    return _rtgpu.edf_density_test(list(tasks), m)
+def density_test(tasks: Iterable[Task], cores: int | None = None, *, m: int | None = None) -> bool:
+    """Hard deadlines under G-EDF (priority by absolute deadline) on m =
+    ``cores`` cores: sum of densities <= m - (m - 1) * max density. ``True``
+    means every deadline holds; ``False`` means "not shown"."""
+    return _rtgpu.edf_density_test(list(tasks), cores_arg(cores, m, "density_test"))

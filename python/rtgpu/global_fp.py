@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Literal
 
 from . import _rtgpu
+from ._args import cores_arg
 from ._rtgpu import Task
 
 __all__ = ["clustered_response_times", "is_schedulable", "response_times"]
@@ -19,15 +20,30 @@ __all__ = ["clustered_response_times", "is_schedulable", "response_times"]
 GlobalOrder = Literal["dm", "rm", "given"]
 
 
-def response_times(tasks: Iterable[Task], m: int, order: GlobalOrder = "dm") -> list[int | None]:
-    """Response-time bounds (ns) under global FP on ``m`` cores, with
-    priorities by ``order`` (``"given"``: the list order, highest first)."""
-    return _rtgpu.global_fp_response_times(list(tasks), m, order)
+def response_times(
+    tasks: Iterable[Task],
+    cores: int | None = None,
+    order: GlobalOrder = "dm",
+    *,
+    m: int | None = None,
+) -> list[int | None]:
+    """Response-time bounds (ns) under global FP on ``cores`` cores (or
+    ``m=``), with priorities by ``order`` (``"given"``: the list order,
+    highest first)."""
+    n = cores_arg(cores, m, "response_times")
+    return _rtgpu.global_fp_response_times(list(tasks), n, order)
 
 
-def is_schedulable(tasks: Iterable[Task], m: int, order: GlobalOrder = "dm") -> bool:
+def is_schedulable(
+    tasks: Iterable[Task],
+    cores: int | None = None,
+    order: GlobalOrder = "dm",
+    *,
+    m: int | None = None,
+) -> bool:
     """Whether every task has a response-time bound within its deadline."""
-    return all(r is not None for r in response_times(tasks, m, order))
+    n = cores_arg(cores, m, "is_schedulable")
+    return all(r is not None for r in response_times(tasks, n, order))
 
 
 def clustered_response_times(

@@ -333,3 +333,18 @@ def test_analyses_release_the_gil(three_sixty: list[Task]) -> None:
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(lambda ts: rtgpu.partition(ts, 4).ok, sets))
     assert results == [rtgpu.partition(ts, 4).ok for ts in sets]
+
+
+def test_core_counts_are_cores_everywhere_and_m_still_works() -> None:
+    tasks = [rtgpu.Task("6 ms", "10 ms") for _ in range(3)]
+    by_cores = rtgpu.edf.gedf_tardiness(tasks, cores=2)
+    assert by_cores.max_tardiness == rtgpu.edf.gedf_tardiness(tasks, m=2).max_tardiness
+    assert by_cores.max_tardiness == rtgpu.edf.gedf_tardiness(tasks, 2).max_tardiness
+    assert rtgpu.global_fp.response_times(tasks, cores=2) == rtgpu.global_fp.response_times(
+        tasks, m=2
+    )
+    assert rtgpu.edf.density_test(tasks, cores=3) == rtgpu.edf.density_test(tasks, m=3)
+    with pytest.raises(TypeError, match="cores= or m=, not both"):
+        rtgpu.edf.gedf_tardiness(tasks, cores=2, m=2)
+    with pytest.raises(TypeError, match="missing the core count"):
+        rtgpu.global_fp.is_schedulable(tasks)
