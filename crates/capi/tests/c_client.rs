@@ -118,6 +118,30 @@ fn the_installed_library_builds_with_pkg_config() {
         .status()
         .expect("run the install script");
     assert!(status.success());
+    // Installed under its version, with the SONAME and the link-time name
+    // as symlinks (crates/capi/build.rs sets the SONAME).
+    let expected = match env!("CARGO_PKG_VERSION_MAJOR") {
+        "0" => format!("librtgpu.so.0.{}", env!("CARGO_PKG_VERSION_MINOR")),
+        major => format!("librtgpu.so.{major}"),
+    };
+    let soname = std::fs::read_link(prefix.join("lib/librtgpu.so")).expect("librtgpu.so links");
+    assert_eq!(soname.to_string_lossy(), expected);
+    let full = std::fs::read_link(prefix.join("lib").join(&soname)).expect("the SONAME links");
+    assert_eq!(
+        full.to_string_lossy(),
+        format!("librtgpu.so.{}", env!("CARGO_PKG_VERSION"))
+    );
+    if let Ok(o) = Command::new("readelf")
+        .args(["-d"])
+        .arg(prefix.join("lib").join(&full))
+        .output()
+    {
+        let dynamic = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            dynamic.contains(&format!("Library soname: [{expected}]")),
+            "{dynamic}"
+        );
+    }
     let pc = std::fs::read_to_string(prefix.join("lib/pkgconfig/rtgpu.pc")).expect("rtgpu.pc");
     assert!(pc.contains("Libs: -L${libdir}"), "{pc}");
     let flags = Command::new("pkg-config")
