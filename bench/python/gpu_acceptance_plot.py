@@ -30,7 +30,8 @@ STYLES: dict[str, tuple[str, str, str, str]] = {
     "upper-reference": ("no miss observed, not shown infeasible", "black", "D", ":"),
     "aware": ("suspension-aware analysis", "tab:blue", "o", "-"),
     "aware-best-setting": (
-        "suspension-aware, best GPU setting: allocator, rho, each task's GPU (rtgpu analyze's suggestion)",
+        "suspension-aware, best GPU setting: allocator, rho, each task's GPU "
+        "(rtgpu analyze's suggestion)",
         "tab:green",
         "^",
         "-.",

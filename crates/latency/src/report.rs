@@ -463,30 +463,45 @@ pub fn render_text(r: &LatencyReport) -> String {
 }
 
 /// An SVG chart: one panel per CPU, one bar per characterisation, the
-/// observed maxima as dashed lines.
+/// observed maxima as dashed lines; one latency scale for every CPU (so
+/// panels compare), with round ticks, grid lines and an axis title.
 pub fn render_svg(r: &LatencyReport) -> String {
-    const W: f64 = 760.0;
+    use rtgpu_model::axis::{label, ticks};
+    const W: f64 = 820.0;
     const LABEL: f64 = 230.0;
+    const RIGHT: f64 = 70.0;
     const BAR: f64 = 18.0;
-    const PANEL: f64 = 6.0 * (BAR + 6.0) + 50.0;
+    const ROWS: f64 = 6.0;
+    const PANEL: f64 = ROWS * (BAR + 6.0) + 110.0;
     let height = 20.0 + PANEL * r.cpus.len().max(1) as f64;
     let mut o = String::new();
     let _ = writeln!(
         o,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" font-family="sans-serif" font-size="11">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" font-family="sans-serif" font-size="11">"#
     );
+    let _ = writeln!(o, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let observed_of = |c: &CpuReport| c.observed.timerlat_thread_max.max(c.observed.rtgpu_max);
+    // One scale over every CPU, in microseconds.
+    let max_ns = r
+        .cpus
+        .iter()
+        .flat_map(|c| {
+            c.bounds
+                .iter()
+                .filter_map(|(_, b)| b.latency())
+                .chain([observed_of(c)])
+        })
+        .chain([r.cyclictest_max.unwrap_or(0)])
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let xt = ticks(max_ns as f64 / 1e3);
+    let top_us = xt.last().copied().unwrap_or(1.0).max(f64::MIN_POSITIVE);
+    let plot_w = W - LABEL - RIGHT;
+    let px = |ns: u64| (ns as f64 / 1e3 / top_us) * plot_w;
     for (p, c) in r.cpus.iter().enumerate() {
         let y0 = 10.0 + PANEL * p as f64;
-        let observed = c.observed.timerlat_thread_max.max(c.observed.rtgpu_max);
-        let scale_max = c
-            .bounds
-            .iter()
-            .filter_map(|(_, b)| b.latency())
-            .chain([observed, r.cyclictest_max.unwrap_or(0)])
-            .max()
-            .unwrap_or(1)
-            .max(1) as f64;
-        let px = |v: u64| (v as f64 / scale_max) * (W - LABEL - 90.0);
+        let observed = observed_of(c);
         let suffix = if c.l_if_origin == LifOrigin::Unknown {
             " (L_IF unknown: interference only, not bounds)"
         } else {
@@ -494,12 +509,29 @@ pub fn render_svg(r: &LatencyReport) -> String {
         };
         let _ = writeln!(
             o,
-            r#"<text x="4" y="{}" font-weight="bold">CPU {} latency (us){suffix}</text>"#,
+            r#"<text x="4" y="{}" font-weight="bold">CPU {}: scheduling latency bound per interrupt characterisation{suffix}</text>"#,
             y0 + 12.0,
             c.cpu
         );
+        let (first, bottom) = (y0 + 22.0, y0 + 22.0 + ROWS * (BAR + 6.0));
+        for &t in &xt {
+            let x = LABEL + t / top_us * plot_w;
+            let _ = writeln!(
+                o,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{first}" y2="{bottom}" stroke="#e4e4e4"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
+                bottom + 14.0,
+                label(t)
+            );
+        }
+        let _ = writeln!(
+            o,
+            r#"<line x1="{LABEL}" x2="{LABEL}" y1="{first}" y2="{bottom}" stroke="black"/><line x1="{LABEL}" x2="{}" y1="{bottom}" y2="{bottom}" stroke="black"/><text x="{:.1}" y="{}" text-anchor="middle">latency (us)</text>"#,
+            LABEL + plot_w,
+            LABEL + plot_w / 2.0,
+            bottom + 30.0
+        );
         for (i, (ch, b)) in c.bounds.iter().enumerate() {
-            let y = y0 + 22.0 + i as f64 * (BAR + 6.0);
+            let y = first + i as f64 * (BAR + 6.0);
             let _ = writeln!(o, r#"<text x="4" y="{}">{}</text>"#, y + 13.0, ch.label());
             match b.latency() {
                 Some(l) => {
@@ -515,24 +547,29 @@ pub fn render_svg(r: &LatencyReport) -> String {
                 None => {
                     let _ = writeln!(
                         o,
-                        r##"<text x="{LABEL}" y="{}" fill="#b03030">did not converge</text>"##,
+                        r##"<text x="{}" y="{}" fill="#b03030">did not converge</text>"##,
+                        LABEL + 4.0,
                         y + 13.0
                     );
                 }
             }
         }
-        let bottom = y0 + 22.0 + 6.0 * (BAR + 6.0);
-        for (v, color, name) in [
+        for (k, (v, color, name)) in [
             (observed, "#d08020", "observed"),
             (r.cyclictest_max.unwrap_or(0), "#30a030", "cyclictest"),
-        ] {
+        ]
+        .into_iter()
+        .enumerate()
+        {
             if v > 0 {
                 let x = LABEL + px(v);
+                // Labels end at the line when they would pass the right edge.
+                let anchor = if x > W - RIGHT - 40.0 { "end" } else { "start" };
                 let _ = writeln!(
                     o,
-                    r#"<line x1="{x:.1}" y1="{}" x2="{x:.1}" y2="{bottom}" stroke="{color}" stroke-dasharray="4 3"/><text x="{x:.1}" y="{}" fill="{color}">{name} {:.1}</text>"#,
-                    y0 + 18.0,
-                    bottom + 12.0,
+                    r#"<line x1="{x:.1}" y1="{}" x2="{x:.1}" y2="{bottom}" stroke="{color}" stroke-dasharray="4 3"/><text x="{x:.1}" y="{}" fill="{color}" text-anchor="{anchor}">{name} {:.1}</text>"#,
+                    first - 4.0,
+                    bottom + 44.0 + 12.0 * k as f64,
                     v as f64 / 1e3
                 );
             }

@@ -61,6 +61,7 @@
     )
 )]
 
+pub mod axis;
 mod error;
 pub mod listing;
 mod parse;

@@ -8,6 +8,8 @@
 
 use std::fmt::Write;
 
+use rtgpu_model::axis::{label as num, ticks};
+
 use crate::{inversion_cdf, SimResult, Time};
 
 const W: f64 = 960.0;
@@ -32,31 +34,6 @@ fn esc(s: &str) -> String {
 const COLORS: [&str; 8] = [
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
 ];
-
-/// Round tick values from 0 to at least `max` (1, 2 or 5 × 10^k apart,
-/// 4-8 intervals).
-fn ticks(max: f64) -> Vec<f64> {
-    let max = if max.is_finite() && max > 0.0 {
-        max
-    } else {
-        1.0
-    };
-    let raw = max / 5.0;
-    let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .map(|m| m * mag)
-        .find(|s| max / s <= 8.0)
-        .unwrap_or(10.0 * mag);
-    let n = (max / step).ceil() as usize;
-    (0..=n).map(|i| i as f64 * step).collect()
-}
-
-/// A tick label: no trailing zeros.
-fn num(v: f64) -> String {
-    let s = format!("{v:.3}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
 
 /// Nanoseconds in the unit that suits the axis' largest value.
 fn time_unit(max: Time) -> (f64, &'static str) {
@@ -356,19 +333,4 @@ pub fn svg(r: &SimResult) -> String {
     }
     o.push_str("</svg>\n");
     o
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ticks_are_round_and_cover_the_maximum() {
-        assert_eq!(ticks(100.0), vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);
-        let t = ticks(137.0);
-        assert!(*t.last().unwrap() >= 137.0 && t.len() <= 9, "{t:?}");
-        assert_eq!(ticks(0.0), ticks(1.0));
-        assert_eq!(num(2.5), "2.5");
-        assert_eq!(num(40.0), "40");
-    }
 }
