@@ -241,7 +241,7 @@ def skip_reason(entry: Entry) -> str | None:
 
 def rtgpu_binary() -> Path:
     env = os.environ.get("RTGPU_BIN")
-    exe = Path(env) if env else ROOT / "target" / "release" / "rtgpu"
+    exe = Path(env).resolve() if env else ROOT / "target" / "release" / "rtgpu"
     if not exe.is_file():
         pytest.fail(
             f"{exe} not found: build it with `cargo build --release -p rtgpu-cli` "
