@@ -153,7 +153,10 @@ def words(text: str) -> list[str]:
     lexer = shlex.shlex(text, posix=False)
     lexer.whitespace_split = True
     lexer.commenters = ""
-    return list(lexer)
+    try:
+        return list(lexer)
+    except ValueError:  # an unbalanced quote: a doc typo the run will report
+        return text.split()
 
 
 def is_synopsis(text: str) -> bool:
@@ -183,6 +186,9 @@ def extract(path: Path) -> list[Block]:
                 block = Block(rel, n)
             continue
         if stripped.startswith("```"):
+            if pending is not None:  # a backslash on the block's last line
+                block.entries.append(Entry(rel, pending[0], pending[1], is_synopsis(pending[1])))
+                pending = None
             if block.entries:
                 blocks.append(block)
             block = None
@@ -319,7 +325,7 @@ def test_block_runs(block: Block, tmp_path: Path) -> None:
     exe = rtgpu_binary()
     env = workdir(tmp_path, exe)
     before = {name: listing(ROOT / name) for name in ("examples", "studies")}
-    failures = []
+    failures: list[str] = []
     for entry in block.entries:
         if entry.synopsis or skip_reason(entry) is not None:
             continue
@@ -352,7 +358,7 @@ def synopsis_command(text: str) -> list[str] | None:
     ws = words(text)
     if not ws or ws[0] != "rtgpu":
         return None
-    command = []
+    command: list[str] = []
     for w in ws[1:]:
         if not re.fullmatch(r"[a-z][a-z-]*", w):
             break
@@ -369,7 +375,7 @@ def test_synopsis_matches_help(entry: Entry) -> None:
     command = synopsis_command(entry.text)
     assert command is not None
     help_ = help_text(rtgpu_binary(), command)
-    missing = []
+    missing: list[str] = []
     for option, argument in OPTION.findall(entry.text):
         if not re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", help_):
             missing.append(option)
