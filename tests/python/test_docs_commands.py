@@ -4,7 +4,9 @@ docs/guide/*.md runs, as written, against the release binary.
 What is taken from the Markdown:
 
 - each ```sh / ```bash block, line by line (``\\`` continuations joined, ``#`` comments
-  dropped), and the ``$ ...`` prompt lines of transcripts in other blocks (```text);
+  dropped), and the ``$ ...`` prompt lines of transcripts in other blocks (```text): a
+  transcript runs as shown (its duration too) and must still print every output line the
+  doc shows (``...`` lines elide);
 - a synopsis (``[--flag X]``, ``a|b`` inside brackets, placeholders in capitals such as FILE,
   STUDY, OUT, N, or ``...``) is counted, not run; a synopsis continued on lines that start
   with ``[`` counts once;
@@ -117,6 +119,8 @@ class Entry:
     line: int  # first line, 1-based
     text: str  # continuations joined, comment dropped
     synopsis: bool = False
+    transcript: bool = False  # a ``$ `` line of a text block
+    expected: list[str] = field(default_factory=list)  # its output as shown, "..." dropped
 
     @property
     def where(self) -> str:
@@ -197,7 +201,12 @@ def extract(path: Path) -> list[Block]:
         if fence in SHELL_FENCES:
             text = raw
         elif stripped.startswith("$ "):
-            text = stripped[2:]  # a transcript's prompt line
+            block.entries.append(Entry(rel, n, stripped[2:], transcript=True))
+            continue  # a transcript's prompt line (shown whole, no continuations)
+        elif last is not None and last.transcript:
+            if stripped != "...":
+                last.expected.append(raw.rstrip())
+            continue
         elif (stripped.startswith("rtgpu ") and is_synopsis(stripped)) or (
             stripped.startswith("[") and last is not None and last.synopsis
         ):
@@ -284,7 +293,10 @@ def workdir(tmp: Path, exe: Path) -> dict[str, str]:
 
 def run_entry(entry: Entry, tmp: Path, env: dict[str, str]) -> str | None:
     """Run one command; None when it passed, else what went wrong."""
-    text = rewrite(entry.text, tmp)
+    # A transcript runs as shown, its duration too: its output is compared.
+    text = (
+        entry.text.replace("/tmp/", f"{tmp}/tmp/") if entry.transcript else rewrite(entry.text, tmp)
+    )
     argv = ["bash", "-c", text] if needs_shell(entry.text) else shlex.split(text)
     try:
         out = subprocess.run(
@@ -303,7 +315,15 @@ def run_entry(entry: Entry, tmp: Path, env: dict[str, str]) -> str | None:
     ok = {0, 1} if subcommand(entry.text) in ANSWER_ONE else {0}
     panicked = "panicked at" in out.stderr
     if out.returncode in ok and not panicked:
-        return None
+        shown = set(out.stdout.splitlines())
+        missing = [line for line in entry.expected if line not in shown]
+        if not missing:
+            return None
+        return (
+            f"{entry.where}: `{entry.text}` no longer prints {len(missing)} of the "
+            f"{len(entry.expected)} output lines the doc shows, first:\n"
+            + "\n".join("    " + line for line in missing[:8])
+        )
     tail = "\n".join((out.stderr.strip() or out.stdout.strip()).splitlines()[-15:])
     status = f"signal {-out.returncode}" if out.returncode < 0 else f"exit {out.returncode}"
     return (
@@ -406,9 +426,11 @@ def test_lists_are_current(docs_summary: list[str]) -> None:
     synopsis = [e for e in ENTRIES if e.synopsis]
     skipped = [(e, r) for e in ENTRIES if not e.synopsis for r in [skip_reason(e)] if r]
     run = len(ENTRIES) - len(synopsis) - len(skipped)
+    transcripts = [e for e in ENTRIES if e.expected and skip_reason(e) is None]
     docs_summary.append(
         f"docs commands: {run} run, {len(synopsis)} synopsis lines, {len(skipped)} skipped "
-        f"({len(DOCS)} files, {len(BLOCKS)} blocks)"
+        f"({len(DOCS)} files, {len(BLOCKS)} blocks; {len(transcripts)} transcripts, "
+        f"{sum(len(e.expected) for e in transcripts)} output lines compared)"
     )
     docs_summary.extend(f"  skipped {e.where}: {e.text}\n      {r}" for e, r in skipped)
     assert run > 0 and synopsis
