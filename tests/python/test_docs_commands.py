@@ -7,6 +7,7 @@ What is taken from the Markdown:
   dropped), and the ``$ ...`` prompt lines of transcripts in other blocks (```text): a
   transcript runs as shown (its duration too) and must still print every output line the
   doc shows (``...`` lines elide);
+- the options of inline ``rtgpu ...`` code spans of the prose must exist (``--help``);
 - a synopsis (``[--flag X]``, ``a|b`` inside brackets, placeholders in capitals such as FILE,
   STUDY, OUT, N, or ``...``) is counted, not run; a synopsis continued on lines that start
   with ``[`` counts once;
@@ -412,6 +413,46 @@ def test_synopsis_matches_help(entry: Entry) -> None:
     )
 
 
+FENCED = re.compile(r"^\s*```.*?^\s*```", re.M | re.S)
+INLINE_OPTION = re.compile(r"(?<![\w-])(--?[a-z][a-z0-9-]*)")
+INLINE = re.compile(r"`(rtgpu [^`]+)`")  # may wrap lines
+
+
+def inline_spans() -> list[tuple[str, int, str]]:
+    """The ``rtgpu ...`` inline code spans of the prose, with file and line."""
+    spans: list[tuple[str, int, str]] = []
+    for doc in DOCS:
+        text = doc.read_text()
+        prose = FENCED.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+        for m in INLINE.finditer(prose):
+            line = prose.count("\n", 0, m.start()) + 1
+            spans.append((doc.relative_to(ROOT).as_posix(), line, " ".join(m.group(1).split())))
+    return spans
+
+
+def test_inline_options_exist() -> None:
+    """An inline `rtgpu SUB ... --flag` in the prose names options SUB has."""
+    exe = rtgpu_binary()
+    helps: dict[tuple[str, ...], str] = {}
+    wrong: list[str] = []
+    for file, line, span in inline_spans():
+        command = synopsis_command(span) or []
+        options = INLINE_OPTION.findall(span)
+        if not options:
+            continue
+        key = tuple(command)
+        if key not in helps:
+            helps[key] = help_text(exe, command)
+        missing = [
+            o for o in options if not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", helps[key])
+        ]
+        if missing:
+            wrong.append(
+                f"{file}:{line}: `{span}`: not in `rtgpu {' '.join(key)} --help`: {missing}"
+            )
+    assert not wrong, "inline commands name options the CLI does not have:\n" + "\n".join(wrong)
+
+
 def test_lists_are_current(docs_summary: list[str]) -> None:
     """Every SKIP, NEEDS_CUDA and FIXTURES entry still matches the docs; the counts."""
     texts = {e.text for e in ENTRIES if not e.synopsis}
@@ -430,7 +471,9 @@ def test_lists_are_current(docs_summary: list[str]) -> None:
     docs_summary.append(
         f"docs commands: {run} run, {len(synopsis)} synopsis lines, {len(skipped)} skipped "
         f"({len(DOCS)} files, {len(BLOCKS)} blocks; {len(transcripts)} transcripts, "
-        f"{sum(len(e.expected) for e in transcripts)} output lines compared)"
+        f"{sum(len(e.expected) for e in transcripts)} output lines compared); "
+        f"options of {sum(bool(INLINE_OPTION.search(t)) for _, _, t in inline_spans())} "
+        "inline `rtgpu ...` spans checked"
     )
     docs_summary.extend(f"  skipped {e.where}: {e.text}\n      {r}" for e, r in skipped)
     assert run > 0 and synopsis
