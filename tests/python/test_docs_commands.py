@@ -316,7 +316,7 @@ def run_entry(entry: Entry, tmp: Path, env: dict[str, str]) -> str | None:
     ok = {0, 1} if subcommand(entry.text) in ANSWER_ONE else {0}
     panicked = "panicked at" in out.stderr
     if out.returncode in ok and not panicked:
-        shown = set(out.stdout.splitlines())
+        shown = {line.rstrip() for line in out.stdout.splitlines()}
         missing = [line for line in entry.expected if line not in shown]
         if not missing:
             return None
