@@ -34,6 +34,8 @@ step "Python package"
 build_wheel
 .venv/bin/ruff check python tests/python bench/python
 .venv/bin/ruff format --check python tests/python bench/python
-.venv/bin/python -m pytest -q tests/python
+# tests/python/test_docs_commands.py runs the guides' commands with the release binary.
+cargo build --release --quiet -p rtgpu-cli
+RTGPU_BIN=target/release/rtgpu .venv/bin/python -m pytest -q tests/python
 
 step "all tests passed"

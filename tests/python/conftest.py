@@ -18,3 +18,23 @@ def three_sixty() -> list[rtgpu.Task]:
     """Three implicit-deadline tasks of utilization 0.6 with period 10 ms:
     no two fit on one core, so two cores need task splitting."""
     return [rtgpu.Task("6 ms", "10 ms", id=i) for i in range(3)]
+
+
+# Lines a test wants shown at the end of the run, even under -q (tests/python/test_docs_commands.py
+# prints its counts here).
+SUMMARY = pytest.StashKey[list[str]]()
+
+
+@pytest.fixture
+def docs_summary(request: pytest.FixtureRequest) -> list[str]:
+    return request.config.stash.setdefault(SUMMARY, [])
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    lines = config.stash.get(SUMMARY, [])
+    if lines:
+        terminalreporter.section("docs commands")
+        for line in lines:
+            terminalreporter.write_line(line)

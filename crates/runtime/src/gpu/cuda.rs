@@ -120,7 +120,8 @@ impl Api {
         let lib = unsafe { Library::new(path) }.map_err(|e| {
             GpuError::Unavailable(format!(
                 "cannot load the NVIDIA driver library {path}: {e}. Is the NVIDIA driver \
-                 installed? Without a GPU, use the emulated backend (the default)."
+                 installed? Without a GPU, use the emulated backend (`--backend emulated`; \
+                 `auto`, the default, falls back to it)."
             ))
         })?;
         macro_rules! sym {
