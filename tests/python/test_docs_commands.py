@@ -55,6 +55,10 @@ SHORT_DURATION = '"200 ms"'
 SKIP: dict[str, str] = {
     "scripts/demo.sh": "builds everything and installs into ~/.cargo/bin (minutes)",
     "scripts/test.sh": "the whole suite, which runs this test",
+    "scripts/install-capi.sh ~/.local": (
+        "builds and installs the C library (minutes); crates/capi/tests/c_client.rs "
+        "installs it into a temporary prefix and builds a C program with pkg-config"
+    ),
     'sudo rtgpu latency record --duration "60 s" -o run.trace -- ./my-workload --args': (
         "needs root and tracefs, and the reader's own workload; "
         "crates/latency/tests cover record; run.trace is a fixture below"
