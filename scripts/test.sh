@@ -28,12 +28,18 @@ step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 step "Rust tests"
-cargo test --workspace --quiet
+# (the reliability_* tests run in their own step below)
+cargo test --workspace --quiet -- --skip reliability_
 
 step "Python package"
 build_wheel
 .venv/bin/ruff check python tests/python bench/python
 .venv/bin/ruff format --check python tests/python bench/python
-.venv/bin/python -m pytest -q tests/python
+.venv/bin/python -m pytest -q tests/python --ignore=tests/python/test_reliability.py
+
+# Kill storms, concurrent writers, a full disk, signal storms (issue 22;
+# docs/testing.md, "Reliability suite"). `scripts/reliability.sh --all`
+# also re-runs the daemon's floods and kill storms.
+bash scripts/reliability.sh
 
 step "all tests passed"
