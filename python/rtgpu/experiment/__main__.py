@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import warnings
@@ -111,4 +112,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    if code > 128:
+        # Stopped by a signal: results and lock are already closed. Skip
+        # the interpreter's exit handlers, where Dask's clean-up of a
+        # cluster stopped in the middle of its start raises (a traceback
+        # after our message); its worker processes exit with us.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
