@@ -138,8 +138,9 @@ fn spawn_runner(cmd: &mut Command) -> std::io::Result<std::process::Child> {
                 return Err(std::io::Error::last_os_error());
             }
             // The parent died before the prctl: nobody would stop us.
+            // (No allocation between fork and exec: a raw OS error.)
             if libc::getppid() != parent {
-                return Err(std::io::Error::other("rtgpu experiment is gone"));
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
             }
             Ok(())
         });
