@@ -477,6 +477,14 @@ def _descendants(pid: int) -> list[int]:
     return seen
 
 
+def _state(pid: int) -> str:
+    """The process's state letter (R, S, T, Z...), "" when gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
 def _running(pid: int) -> bool:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -563,6 +571,29 @@ class TestCommandSafety:
         assert out.returncode == 0, out.stderr
         assert "already done" in out.stdout and "(0 already done)" not in out.stdout
         assert_exactly_once(study)
+
+    def test_ctrl_z_stops_the_runner_and_fg_continues_it(self, tmp_path: Path) -> None:
+        study = self.study(tmp_path)
+        p, runner = self.start(study)
+        family = [runner, *_descendants(runner)]
+        try:
+            p.send_signal(signal.SIGTSTP)
+            _wait_for(
+                lambda: all(_state(q) == "T" for q in [p.pid, *family]),
+                20,
+                f"not all stopped: {[(q, _state(q)) for q in [p.pid, *family]]}",
+            )
+            p.send_signal(signal.SIGCONT)
+            _wait_for(
+                lambda: all(_state(q) not in ("T", "") for q in [p.pid, *family]),
+                20,
+                f"not all continued: {[(q, _state(q)) for q in [p.pid, *family]]}",
+            )
+        finally:
+            p.send_signal(signal.SIGCONT)
+            p.send_signal(signal.SIGTERM)
+            _, err = p.communicate(timeout=60)
+        assert p.returncode == 128 + signal.SIGTERM, err
 
     def test_second_rtgpu_experiment_on_the_same_output_is_refused(self, tmp_path: Path) -> None:
         study = self.study(tmp_path)

@@ -14,7 +14,8 @@
 //! SIGKILL (`PR_SET_PDEATHSIG`, set between fork and exec); SIGINT,
 //! SIGTERM, SIGHUP and SIGQUIT sent to `rtgpu experiment` are forwarded to
 //! it. It runs in a process group of its own, so a Ctrl-C at the terminal
-//! reaches it once, through this process. On SIGINT/SIGTERM/SIGHUP it
+//! reaches it once, through this process; Ctrl-Z (SIGTSTP) stops its
+//! group and then this process, SIGCONT continues both. On SIGINT/SIGTERM/SIGHUP it
 //! stops as on Ctrl-C (finished points kept, Dask cluster closed); the
 //! output directory's lock (python/rtgpu/experiment/lock.py) refuses a
 //! second run beside it.
@@ -117,6 +118,30 @@ extern "C" fn forward(sig: libc::c_int) {
     }
 }
 
+/// Ctrl-Z (SIGTSTP): stop the runner's process group (it and its Dask
+/// workers), then ourselves, as the shell expects of a foreground job.
+extern "C" fn suspend(_sig: libc::c_int) {
+    let pid = RUNNER.load(Ordering::SeqCst);
+    // SAFETY: kill and getpid are async-signal-safe; -pid is the runner's
+    // process group (it leads one of its own).
+    unsafe {
+        if pid > 0 {
+            libc::kill(-pid, libc::SIGSTOP);
+        }
+        libc::kill(libc::getpid(), libc::SIGSTOP);
+    }
+}
+
+/// SIGCONT (`fg`, `bg`): the kernel continued us; continue the runner's
+/// process group too.
+extern "C" fn resume(_sig: libc::c_int) {
+    let pid = RUNNER.load(Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: as in `suspend`.
+        unsafe { libc::kill(-pid, libc::SIGCONT) };
+    }
+}
+
 /// Starts `cmd` as the runner: in its own process group, SIGTERM'd by the
 /// kernel when this process dies, and sent the signals this process gets.
 fn spawn_runner(cmd: &mut Command) -> std::io::Result<std::process::Child> {
@@ -152,6 +177,11 @@ fn spawn_runner(cmd: &mut Command) -> std::io::Result<std::process::Child> {
     let child = cmd.spawn()?;
     let pid = i32::try_from(child.id()).unwrap_or(0);
     RUNNER.store(pid, Ordering::SeqCst);
+    // SAFETY: handlers that use only atomics, kill and getpid.
+    unsafe {
+        libc::signal(libc::SIGTSTP, suspend as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGCONT, resume as *const () as libc::sighandler_t);
+    }
     let early = PENDING.swap(0, Ordering::SeqCst);
     if early != 0 && pid > 0 {
         // SAFETY: as in `forward`.
