@@ -378,6 +378,11 @@ class TestOutputSafety:
         r = ex.run(study, client=client, progress=False, plots=False)
         assert r.computed == 1
         assert_exactly_once(study)
+        # Stopped while writing the header: started over.
+        path.write_bytes(b"point,ch")
+        r = ex.run(study, client=client, progress=False, plots=False)
+        assert r.computed == 2
+        assert_exactly_once(study)
 
 
 def study_columns(study: ex.Study) -> list[str]:

@@ -143,6 +143,10 @@ class ResultsFile:
             text = text[: text.rfind("\n") + 1]  # the line being written when the run stopped
         reader = csv.reader(io.StringIO(text, newline=""))
         header = next(reader, None)
+        if header is None:
+            # Empty, or only a torn header: the run stopped as it began.
+            self.path.unlink()
+            return
         if header != cols:
             raise StudyError(
                 f"{self.path}: columns {header} differ from this study's {cols}; use --fresh"
