@@ -54,7 +54,7 @@ if [ "$all" = 1 ]; then
     cargo test --quiet -p rtgpu-cli --test daemon
     step "reliability --all: experiment signals, output safety, trace streaming"
     "$PY" -m pytest -q tests/python/test_experiment.py -k "Safety"
-    "$PY" -m pytest -q tests/python/test_runtime.py -k "killed or daemon"
+    "$PY" -m pytest -q tests/python/test_runtime.py -k "never_replaces or killed_process"
     cargo test --quiet -p rtgpu-cli --test latency -- streamed worst_interrupted
     cargo test --quiet -p rtgpu-cli --test cli -- an_output_never_overwrites
 fi
