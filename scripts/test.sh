@@ -28,7 +28,8 @@ step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 step "Rust tests"
-cargo test --workspace --quiet
+# (the reliability_* tests run in their own step below)
+cargo test --workspace --quiet -- --skip reliability_
 
 step "Python package"
 build_wheel
@@ -36,6 +37,12 @@ build_wheel
 .venv/bin/ruff format --check python tests/python bench/python
 # tests/python/test_docs_commands.py runs the guides' commands with the release binary.
 cargo build --release --quiet -p rtgpu-cli
-RTGPU_BIN=target/release/rtgpu .venv/bin/python -m pytest -q tests/python
+RTGPU_BIN=target/release/rtgpu .venv/bin/python -m pytest -q tests/python \
+    --ignore=tests/python/test_reliability.py
+
+# Kill storms, concurrent writers, a full disk, signal storms (issue 22;
+# docs/testing.md, "Reliability suite"). `scripts/reliability.sh --all`
+# also re-runs the daemon's floods and kill storms.
+bash scripts/reliability.sh
 
 step "all tests passed"

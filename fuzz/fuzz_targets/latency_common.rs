@@ -5,7 +5,18 @@
 use rtgpu_latency::parse::Format;
 
 pub fn check(text: &str, format: Format) {
-    let Ok(trace) = rtgpu_latency::trace::parse_trace_as(text, format) else {
+    let whole = rtgpu_latency::trace::parse_trace_as(text, format);
+    // Reading line by line (what `latency report` does) gives the same
+    // trace or the same error, unless a line is over the reader's cap.
+    if text
+        .lines()
+        .all(|l| l.len() <= rtgpu_latency::trace::MAX_LINE_BYTES)
+    {
+        let streamed = rtgpu_latency::trace::read_trace(text.as_bytes(), Some(format))
+            .map_err(|e| e.error);
+        assert_eq!(streamed, whole);
+    }
+    let Ok(trace) = whole else {
         return;
     };
     for c in &trace.cpus {

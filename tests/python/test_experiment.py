@@ -21,6 +21,7 @@ import pytest
 
 import rtgpu
 import rtgpu.experiment as ex
+from rtgpu.experiment.lock import LOCK_NAME
 
 distributed = pytest.importorskip("distributed")
 
@@ -295,6 +296,100 @@ class TestRunner:
         assert r.computed == 1
 
 
+class TestOutputSafety:
+    """Issue 22: one run per output directory, duplicated rows repaired or
+    refused, a damaged results file named with its line."""
+
+    def test_second_run_on_the_same_output_is_refused(self, tmp_path: Path, client: Any) -> None:
+        study = write_study(tmp_path, study_text(sets=4, chunk=2, cores="[2]"))
+        code = (
+            "import sys, time\n"
+            "from pathlib import Path\n"
+            "from rtgpu.experiment import OutputLock\n"
+            "with OutputLock(Path(sys.argv[1])):\n"
+            "    print('locked', flush=True)\n"
+            "    time.sleep(60)\n"
+        )
+        holder = subprocess.Popen(
+            [sys.executable, "-c", code, str(study.output)], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+            with pytest.raises(ex.StudyError, match=rf"in use by another .*pid {holder.pid}\b"):
+                ex.run(study, client=client, progress=False, plots=False)
+            assert not (study.output / "results.csv").exists()
+        finally:
+            holder.kill()
+            holder.wait()
+        # Its holder gone (SIGKILL: the lock file stays), the lock is taken
+        # over with a warning naming it.
+        with pytest.warns(ex.StudyWarning, match=rf"pid {holder.pid},.*; gone"):
+            r = ex.run(study, client=client, progress=False, plots=False)
+        assert r.computed == 2
+        assert not (study.output / LOCK_NAME).exists()
+
+    def test_duplicated_rows_are_kept_once_with_a_warning(
+        self, tmp_path: Path, client: Any
+    ) -> None:
+        study = write_study(tmp_path, study_text(sets=6, chunk=2, cores="[2, 4]"))
+        ex.run(study, client=client, progress=False, plots=False)
+        path = study.output / "results.csv"
+        lines = path.read_text().splitlines(keepends=True)
+        # Two runs at once appended every point twice (the second copy's
+        # compute time differs).
+        again = [ln.rsplit(",", 1)[0] + ",9.9999\n" for ln in lines[1:]]
+        path.write_text("".join(lines + again))
+        with pytest.warns(ex.StudyWarning, match=rf"{len(again)} duplicated row"):
+            r = ex.run(study, client=client, progress=False, plots=False)
+        assert (r.computed, r.resumed) == (0, 6)
+        assert_exactly_once(study)
+        summary = list(csv.DictReader((study.output / "summary.csv").open()))
+        assert all(int(s["sets"]) == 6 for s in summary)
+        # Copies that disagree: refused, naming both lines.
+        bad = lines[1].split(",")
+        bad[study_columns(study).index("breakdown")] = "0.123"
+        path.write_text("".join([*lines, ",".join(bad)]))
+        want = r"results.csv:14: point .* other results than on line 2"
+        with pytest.raises(ex.StudyError, match=want):
+            ex.run(study, client=client, progress=False, plots=False)
+
+    def test_non_utf8_byte_is_named_with_its_line(self, tmp_path: Path, client: Any) -> None:
+        study = write_study(tmp_path, study_text(sets=4, chunk=2, cores="[2]"))
+        ex.run(study, client=client, progress=False, plots=False)
+        path = study.output / "results.csv"
+        good = path.read_bytes().split(b"\n")
+        raw = list(good)
+        raw[2] = raw[2][:5] + b"\xff" + raw[2][6:]
+        path.write_bytes(b"\n".join(raw))
+        want = rf"{path}:3: not UTF-8 \(byte 0xff at column 6\)"
+        with pytest.raises(ex.StudyError, match=want):
+            ex.run(study, client=client, progress=False, plots=False)
+        out = subprocess.run(
+            [sys.executable, "-m", "rtgpu.experiment", str(study.path), "--quiet"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert out.returncode == 2, out.stderr
+        assert "not UTF-8" in out.stderr and "Traceback" not in out.stderr, out.stderr
+        # A multi-byte character cut by a crash in the last line: dropped
+        # as any torn line, and its point recomputed.
+        path.write_bytes(b"\n".join(good[:3]) + b"\n" + "cores=2#1,1,\u00e9".encode()[:-1])
+        r = ex.run(study, client=client, progress=False, plots=False)
+        assert r.computed == 1
+        assert_exactly_once(study)
+        # Stopped while writing the header: started over.
+        path.write_bytes(b"point,ch")
+        r = ex.run(study, client=client, progress=False, plots=False)
+        assert r.computed == 2
+        assert_exactly_once(study)
+
+
+def study_columns(study: ex.Study) -> list[str]:
+    with (study.output / "results.csv").open(newline="") as f:
+        return next(csv.reader(f))
+
+
 def _has(module: str) -> bool:
     try:
         __import__(module)
@@ -360,6 +455,171 @@ class TestCommand:
             [str(exe), "experiment", str(invalid)], capture_output=True, text=True, env=env
         )
         assert out.returncode == 2 and "sets must be >= 1" in out.stderr
+
+
+def _children(pid: int) -> list[int]:
+    """The pids whose parent is ``pid`` (from /proc)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        # `pid (comm) state ppid ...`; comm may hold spaces and parens.
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            out.append(int(d.name))
+    return out
+
+
+def _descendants(pid: int) -> list[int]:
+    todo, seen = [pid], []
+    while todo:
+        for c in _children(todo.pop()):
+            seen.append(c)
+            todo.append(c)
+    return seen
+
+
+def _state(pid: int) -> str:
+    """The process's state letter (R, S, T, Z...), "" when gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def _wait_for(cond: Any, seconds: float, what: str) -> None:
+    deadline = time.time() + seconds
+    while not cond():
+        if time.time() > deadline:
+            pytest.fail(f"after {seconds} s: {what}")
+        time.sleep(0.1)
+
+
+class TestCommandSafety:
+    """Issue 22, with the real ``rtgpu experiment`` and its Python runner:
+    a killed ``rtgpu experiment`` takes its runner (and the runner its Dask
+    workers) along; a second one on the same output is refused naming the
+    first one's runner."""
+
+    def start(self, study: ex.Study) -> tuple[subprocess.Popen[str], int]:
+        exe = rtgpu_binary()
+        if exe is None:
+            pytest.skip("target/*/rtgpu not built (cargo build)")
+        env = {**os.environ, "RTGPU_PYTHON": sys.executable}
+        p = subprocess.Popen(
+            [str(exe), "experiment", str(study.path), "--workers", "1", "--no-plots", "--quiet"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        path = study.output / "results.csv"
+
+        def started() -> bool:
+            assert p.poll() is None, p.communicate()
+            return path.exists() and len(path.read_text().splitlines()) > 1
+
+        _wait_for(started, 120, "no point finished")
+        (runner,) = _children(p.pid)
+        return p, runner
+
+    def study(self, tmp: Path) -> ex.Study:
+        # 120 points of 2 sets at m = 64 (about 0.1 s each): a run of
+        # 10-20 s, long enough to be killed or joined mid-run.
+        return write_study(tmp, study_text(sets=240, chunk=2, cores="[64]"))
+
+    @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+    def test_runner_dies_with_rtgpu_experiment(self, tmp_path: Path, sig: int) -> None:
+        study = self.study(tmp_path)
+        p, runner = self.start(study)
+        family = [runner, *_descendants(runner)]
+        assert len(family) >= 2, "no Dask worker process"
+        os.kill(p.pid, sig)
+        # (Not communicate(): a surviving runner would hold the pipes.)
+        p.wait(timeout=60)
+        _wait_for(
+            lambda: not any(_running(q) for q in family),
+            30,
+            f"still running: {[q for q in family if _running(q)]}",
+        )
+        # Stopped, not finished: the study was cut short.
+        total = len(list(study.points()))
+        assert len({r["point"] for r in rows_of(study)}) < total
+        _, err = p.communicate(timeout=10)
+        if sig == signal.SIGTERM:
+            # Forwarded: the runner stops as on Ctrl-C and says so.
+            assert p.returncode == 128 + signal.SIGTERM, err
+            assert "stopped by SIGTERM; finished points are kept" in err, err
+        else:
+            assert p.returncode == -signal.SIGKILL
+        # Nothing runs beside the resume: every point once.
+        exe = rtgpu_binary()
+        env = {**os.environ, "RTGPU_PYTHON": sys.executable}
+        out = subprocess.run(
+            [str(exe), "experiment", str(study.path), "--workers", "1", "--no-plots", "--quiet"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
+        assert out.returncode == 0, out.stderr
+        assert "already done" in out.stdout and "(0 already done)" not in out.stdout
+        assert_exactly_once(study)
+
+    def test_ctrl_z_stops_the_runner_and_fg_continues_it(self, tmp_path: Path) -> None:
+        study = self.study(tmp_path)
+        p, runner = self.start(study)
+        family = [runner, *_descendants(runner)]
+        try:
+            p.send_signal(signal.SIGTSTP)
+            _wait_for(
+                lambda: all(_state(q) == "T" for q in [p.pid, *family]),
+                20,
+                f"not all stopped: {[(q, _state(q)) for q in [p.pid, *family]]}",
+            )
+            p.send_signal(signal.SIGCONT)
+            _wait_for(
+                lambda: all(_state(q) not in ("T", "") for q in [p.pid, *family]),
+                20,
+                f"not all continued: {[(q, _state(q)) for q in [p.pid, *family]]}",
+            )
+        finally:
+            p.send_signal(signal.SIGCONT)
+            p.send_signal(signal.SIGTERM)
+            _, err = p.communicate(timeout=60)
+        assert p.returncode == 128 + signal.SIGTERM, err
+
+    def test_second_rtgpu_experiment_on_the_same_output_is_refused(self, tmp_path: Path) -> None:
+        study = self.study(tmp_path)
+        p, runner = self.start(study)
+        try:
+            env = {**os.environ, "RTGPU_PYTHON": sys.executable}
+            second = subprocess.run(
+                [str(rtgpu_binary()), "experiment", str(study.path), "--workers", "1"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                env=env,
+            )
+            assert second.returncode == 2, second.stderr
+            assert f"in use by another rtgpu experiment (pid {runner}," in second.stderr
+            assert "Traceback" not in second.stderr
+        finally:
+            p.send_signal(signal.SIGINT)
+            _, err = p.communicate(timeout=60)
+        assert p.returncode == 128 + signal.SIGINT, err
+        assert "stopped by SIGINT" in err
 
 
 class TestGpuStudies:

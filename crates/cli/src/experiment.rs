@@ -7,9 +7,23 @@
 //! repository this binary was built in or of the current directory; then
 //! `python3` on `PATH`. Before running, it checks that `rtgpu.experiment` and
 //! `dask.distributed` import, and says how to install them if not.
+//!
+//! The runner never outlives `rtgpu experiment` (issue 22: a killed
+//! `rtgpu experiment` left it running, and a resume beside it duplicated
+//! rows): the kernel sends it SIGTERM when this process dies, even by
+//! SIGKILL (`PR_SET_PDEATHSIG`, set between fork and exec); SIGINT,
+//! SIGTERM, SIGHUP and SIGQUIT sent to `rtgpu experiment` are forwarded to
+//! it. It runs in a process group of its own, so a Ctrl-C at the terminal
+//! reaches it once, through this process; Ctrl-Z (SIGTSTP) stops its
+//! group and then this process, SIGCONT continues both. On SIGINT/SIGTERM/SIGHUP it
+//! stops as on Ctrl-C (finished points kept, Dask cluster closed); the
+//! output directory's lock (python/rtgpu/experiment/lock.py) refuses a
+//! second run beside it.
 
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
 
 /// Exit status for a missing interpreter or package (same as invalid input).
 const EXIT_SETUP: u8 = 2;
@@ -85,6 +99,97 @@ fn find_python() -> Result<PathBuf, String> {
     ))
 }
 
+/// The runner's pid while it runs (0: none yet), for the signal handler.
+static RUNNER: AtomicI32 = AtomicI32::new(0);
+/// A forwarded signal that came before the runner's pid was known.
+static PENDING: AtomicI32 = AtomicI32::new(0);
+
+/// The signals forwarded to the runner.
+const FORWARDED: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+extern "C" fn forward(sig: libc::c_int) {
+    // Async-signal-safe: atomics and kill(2) only.
+    let pid = RUNNER.load(Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: kill has no memory effects; pid is our own child's.
+        unsafe { libc::kill(pid, sig) };
+    } else {
+        PENDING.store(sig, Ordering::SeqCst);
+    }
+}
+
+/// Ctrl-Z (SIGTSTP): stop the runner's process group (it and its Dask
+/// workers), then ourselves, as the shell expects of a foreground job.
+extern "C" fn suspend(_sig: libc::c_int) {
+    let pid = RUNNER.load(Ordering::SeqCst);
+    // SAFETY: kill and getpid are async-signal-safe; -pid is the runner's
+    // process group (it leads one of its own).
+    unsafe {
+        if pid > 0 {
+            libc::kill(-pid, libc::SIGSTOP);
+        }
+        libc::kill(libc::getpid(), libc::SIGSTOP);
+    }
+}
+
+/// SIGCONT (`fg`, `bg`): the kernel continued us; continue the runner's
+/// process group too.
+extern "C" fn resume(_sig: libc::c_int) {
+    let pid = RUNNER.load(Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: as in `suspend`.
+        unsafe { libc::kill(-pid, libc::SIGCONT) };
+    }
+}
+
+/// Starts `cmd` as the runner: in its own process group, SIGTERM'd by the
+/// kernel when this process dies, and sent the signals this process gets.
+fn spawn_runner(cmd: &mut Command) -> std::io::Result<std::process::Child> {
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    cmd.stdin(Stdio::null()).process_group(0);
+    // SAFETY: the closure runs in the child between fork and exec and
+    // calls only async-signal-safe functions (prctl, getppid).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGTERM as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent died before the prctl: nobody would stop us.
+            // (No allocation between fork and exec: a raw OS error.)
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+    for sig in FORWARDED {
+        // SAFETY: installing a handler that uses only atomics and kill.
+        unsafe { libc::signal(sig, forward as *const () as libc::sighandler_t) };
+    }
+    let child = cmd.spawn()?;
+    let pid = i32::try_from(child.id()).unwrap_or(0);
+    RUNNER.store(pid, Ordering::SeqCst);
+    // SAFETY: handlers that use only atomics, kill and getpid.
+    unsafe {
+        libc::signal(libc::SIGTSTP, suspend as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGCONT, resume as *const () as libc::sighandler_t);
+    }
+    let early = PENDING.swap(0, Ordering::SeqCst);
+    if early != 0 && pid > 0 {
+        // SAFETY: as in `forward`.
+        unsafe { libc::kill(pid, early) };
+    }
+    Ok(child)
+}
+
 pub fn run(o: &Options<'_>) -> ExitCode {
     if !o.study.is_file() {
         eprintln!(
@@ -120,7 +225,8 @@ pub fn run(o: &Options<'_>) -> ExitCode {
             cmd.arg(flag);
         }
     }
-    match cmd.status() {
+    let status = spawn_runner(&mut cmd).and_then(|mut child| child.wait());
+    match status {
         Ok(s) => match s.code() {
             Some(c) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
             // Killed by a signal (e.g. Ctrl-C): 128 + signal, as shells do.

@@ -9,7 +9,7 @@ use clap::{Subcommand, ValueEnum};
 use rtgpu_latency::parse::Format;
 use rtgpu_latency::record::{record, RecordError, RecordOptions};
 use rtgpu_latency::report::{analyse, cyclictest_max, render_svg, render_text, Options};
-use rtgpu_latency::trace::parse_trace_as;
+use rtgpu_latency::trace::read_trace;
 
 #[derive(Subcommand)]
 pub enum LatencyCommand {
@@ -212,31 +212,32 @@ fn run_report(a: &ReportArgs) -> ExitCode {
             }
         }
     }
-    let read = if file.as_os_str() == "-" {
-        let mut b = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut b).map(|_| b)
+    // The trace is read line by line (a multi-gigabyte trace is fine, and
+    // `/dev/zero` is refused at its first 1 MiB "line"); only the
+    // cyclictest output is read whole, under a cap.
+    let input: Box<dyn std::io::BufRead> = if file.as_os_str() == "-" {
+        Box::new(std::io::BufReader::with_capacity(1 << 20, std::io::stdin()))
     } else {
-        std::fs::read(file)
-    };
-    let text = match read {
-        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-        Err(e) => return fail(format!("cannot read {}: {e}", file.display())),
+        match std::fs::File::open(file) {
+            Ok(f) => Box::new(std::io::BufReader::with_capacity(1 << 20, f)),
+            Err(e) => return fail(format!("cannot read {}: {e}", file.display())),
+        }
     };
     let format = match format {
-        FormatArg::Auto => rtgpu_latency::parse::detect_format(&text),
-        FormatArg::Ftrace => Format::Ftrace,
-        FormatArg::TraceCmd => Format::TraceCmd,
-        FormatArg::Perf => Format::PerfScript,
+        FormatArg::Auto => None,
+        FormatArg::Ftrace => Some(Format::Ftrace),
+        FormatArg::TraceCmd => Some(Format::TraceCmd),
+        FormatArg::Perf => Some(Format::PerfScript),
     };
-    let trace = match parse_trace_as(&text, format) {
+    let trace = match read_trace(input, format) {
         Ok(t) => t,
-        Err(e) => return fail(format!("{}:{} ({format})", file.display(), e)),
+        Err(e) => return fail(format!("{}:{e}", file.display())),
     };
     if trace.events == 0 {
         return fail(format!("{}: no trace events found (is it ftrace text, trace-cmd report or perf script output?)", file.display()));
     }
     let cmax = match cyclictest {
-        Some(p) => match std::fs::read_to_string(p) {
+        Some(p) => match read_capped(p) {
             Ok(t) => match cyclictest_max(&t) {
                 Some(m) => Some(m),
                 None => {
@@ -282,6 +283,27 @@ fn run_report(a: &ReportArgs) -> ExitCode {
         }
     }
     ExitCode::from(EXIT_OK)
+}
+
+/// The most of a cyclictest output read (its summary lines are at the
+/// end of a few kilobytes).
+const MAX_CYCLICTEST_BYTES: u64 = 64 << 20;
+
+/// Reads a cyclictest output of at most [`MAX_CYCLICTEST_BYTES`] (invalid
+/// UTF-8 replaced).
+fn read_capped(p: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut b = Vec::new();
+    std::fs::File::open(p)?
+        .take(MAX_CYCLICTEST_BYTES + 1)
+        .read_to_end(&mut b)?;
+    if b.len() as u64 > MAX_CYCLICTEST_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB: not a cyclictest output",
+            MAX_CYCLICTEST_BYTES >> 20
+        )));
+    }
+    Ok(String::from_utf8_lossy(&b).into_owned())
 }
 
 /// Every occurrence, one CSV row each.

@@ -445,3 +445,108 @@ fn occurrences_csv_lists_every_occurrence() {
         &text[..400.min(text.len())]
     );
 }
+
+/// Issue 22: on a PREEMPT_RT trace whose interrupts come from osnoise
+/// `irq_noise` events, "worst interrupted" named `ksoftirqd/0` for every
+/// source on both CPUs. Each CPU's worst occurrence names the task
+/// `sched_switch` put on that CPU.
+#[test]
+fn worst_interrupted_task_is_the_one_on_the_cpu() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("osnoise.txt");
+    std::fs::write(
+        &f,
+        "# tracer: nop
+  <idle>-0 [000] d..2. 1.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ksoftirqd/0 next_pid=14 next_prio=120
+  <idle>-0 [001] d..2. 1.000001: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ksoftirqd/1 next_pid=29 next_prio=120
+  ksoftirqd/0-14 [000] d..2. 1.000010: sched_switch: prev_comm=ksoftirqd/0 prev_pid=14 prev_prio=120 prev_state=S ==> next_comm=init next_pid=1 next_prio=120
+  ksoftirqd/1-29 [001] d..2. 1.000011: sched_switch: prev_comm=ksoftirqd/1 prev_pid=29 prev_prio=120 prev_state=S ==> next_comm=dd next_pid=300 next_prio=120
+  <...>-1 [000] d.h1. 1.000100: irq_noise: local_timer:236 start 1.000050 duration 50000 ns
+  <...>-300 [001] d.h1. 1.000120: irq_noise: local_timer:236 start 1.000040 duration 80000 ns
+  <...>-1 [000] d..2. 1.000200: sched_switch: prev_comm=init prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=dd next_pid=301 next_prio=120
+  <...>-301 [000] d.h1. 1.000300: irq_noise: local_timer:236 start 1.000220 duration 60000 ns
+",
+    )
+    .expect("write");
+    let o = rtgpu(&["latency", "report", "--json", f.to_str().expect("utf8")]);
+    assert!(o.status.success(), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).expect("json");
+    let worst: Vec<(u64, String)> = v["cpus"]
+        .as_array()
+        .expect("cpus")
+        .iter()
+        .flat_map(|c| {
+            let cpu = c["cpu"].as_u64().expect("cpu");
+            c["sources"]
+                .as_array()
+                .expect("sources")
+                .iter()
+                .map(move |s| (cpu, s["worst_task"].as_str().unwrap_or("").to_string()))
+        })
+        .collect();
+    assert_eq!(worst, [(0, "dd".to_string()), (1, "dd".to_string())]);
+    let text = out(&rtgpu(&["latency", "report", f.to_str().expect("utf8")]));
+    assert!(!text.contains("ksoftirqd"), "{text}");
+}
+
+/// `latency report` reads the trace line by line: a trace larger than the
+/// 64 MiB cap on workload files is read (from a pipe, as `-`) in a few
+/// MiB, where reading it whole took twice its size.
+#[test]
+#[allow(clippy::zombie_processes)] // reaped by wait4, for its rusage
+fn a_trace_larger_than_the_input_cap_is_streamed() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rtgpu"))
+        .args(["latency", "report", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rtgpu runs");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut stdin);
+        let mut bytes: u64 = 0;
+        bytes += w.write(b"# tracer: nop\n").expect("write") as u64;
+        let mut i: u64 = 0;
+        while bytes <= 72 << 20 {
+            let (s, us) = (1 + i / 1_000_000, i % 1_000_000);
+            let line = if i.is_multiple_of(1000) {
+                format!("  a-1 [000] d.h1. {s}.{us:06}: local_timer_entry: vector=236\n  a-1 [000] d.h1. {s}.{us:06}: local_timer_exit: vector=236\n")
+            } else {
+                format!("  a-1 [000] d..2. {s}.{us:06}: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=b next_pid=2 next_prio=120\n")
+            };
+            w.write_all(line.as_bytes()).expect("write");
+            bytes += line.len() as u64;
+            i += 1;
+        }
+        w.flush().expect("flush");
+        bytes
+    });
+    let mut stdout = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut s).expect("read");
+        s
+    });
+    let sent = writer.join().expect("writer");
+    let report = reader.join().expect("reader");
+    // The child's own peak RSS, from wait4 (getrusage of all children
+    // would mix in the other tests' processes).
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is valid; wait4 reaps our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = child.id() as libc::pid_t;
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    assert!(sent > 64 << 20);
+    assert!(report.contains("vector local_timer"), "{report}");
+    let peak_mib = usage.ru_maxrss / 1024;
+    assert!(
+        peak_mib < 40,
+        "peak RSS {peak_mib} MiB for a {} MiB trace",
+        sent >> 20
+    );
+}

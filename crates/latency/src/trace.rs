@@ -203,12 +203,118 @@ pub fn parse_trace(text: &str) -> Result<Trace, ParseError> {
 pub fn parse_trace_as(text: &str, format: Format) -> Result<Trace, ParseError> {
     let mut b = Builder::new(format);
     for (i, line) in text.lines().enumerate() {
-        match parse_line(line, format, i + 1)? {
-            Line::Event(e) => b.event(&e, i + 1)?,
-            Line::Other => b.other(line),
-        }
+        b.line(line, i + 1)?;
     }
     Ok(b.finish())
+}
+
+/// The longest line a trace may have. Real trace lines are a few hundred
+/// bytes; a longer one means the input is not a trace (`/dev/zero`, a
+/// binary file), and reading on would hold it all in memory.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Lines [`read_trace`] looks at to detect the format.
+const DETECT_LINES: usize = 200;
+
+/// Reads and parses a trace line by line from `input`, in `format` or
+/// the one detected from its first lines, without holding the text: a
+/// multi-gigabyte trace takes the memory of what is kept of it (task
+/// names, interrupt occurrences), not of its bytes. Invalid UTF-8 is
+/// replaced (as `String::from_utf8_lossy` does); a read error or a line
+/// longer than [`MAX_LINE_BYTES`] is an error naming the line.
+pub fn read_trace<R: std::io::BufRead>(
+    input: R,
+    format: Option<Format>,
+) -> Result<Trace, ReadError> {
+    let mut lines = LineReader {
+        input,
+        buf: Vec::new(),
+        line: 0,
+    };
+    // Only the first lines are kept, to detect the format.
+    let mut head: Vec<String> = Vec::new();
+    let format = match format {
+        Some(f) => f,
+        None => {
+            while head.len() < DETECT_LINES {
+                match lines.next() {
+                    Ok(Some((_, l))) => head.push(l.into_owned()),
+                    Ok(None) => break,
+                    Err(error) => {
+                        let format = detect_format(&head.join("\n"));
+                        return Err(ReadError { error, format });
+                    }
+                }
+            }
+            detect_format(&head.join("\n"))
+        }
+    };
+    let err = |error| ReadError { error, format };
+    let mut b = Builder::new(format);
+    for (i, l) in head.iter().enumerate() {
+        b.line(l, i + 1).map_err(err)?;
+    }
+    while let Some((no, l)) = lines.next().map_err(err)? {
+        b.line(&l, no).map_err(err)?;
+    }
+    Ok(b.finish())
+}
+
+/// What [`read_trace`] found wrong, and the format it read the trace as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadError {
+    pub error: ParseError,
+    pub format: Format,
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.error, self.format)
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+/// A line at a time out of a reader, with its 1-based number.
+struct LineReader<R> {
+    input: R,
+    buf: Vec<u8>,
+    line: usize,
+}
+
+impl<R: std::io::BufRead> LineReader<R> {
+    /// The next line (without its line ending) and its number.
+    fn next(&mut self) -> Result<Option<(usize, std::borrow::Cow<'_, str>)>, ParseError> {
+        use std::io::{BufRead as _, Read as _};
+        self.buf.clear();
+        self.line += 1;
+        let line = self.line;
+        let n = (&mut self.input)
+            .take(MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|e| ParseError {
+                line,
+                message: format!("cannot read: {e}"),
+            })?;
+        if n == 0 {
+            return Ok(None);
+        }
+        if self.buf.last() == Some(&b'\n') {
+            self.buf.pop();
+            if self.buf.last() == Some(&b'\r') {
+                self.buf.pop();
+            }
+        } else if self.buf.len() > MAX_LINE_BYTES {
+            return Err(ParseError {
+                line,
+                message: format!(
+                    "longer than {} MiB: not a trace (a binary file?)",
+                    MAX_LINE_BYTES >> 20
+                ),
+            });
+        }
+        Ok(Some((line, String::from_utf8_lossy(&self.buf))))
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -245,7 +351,7 @@ struct Cpu {
     vec_idx: HashMap<String, usize>,
     softirq_idx: HashMap<u32, usize>,
     threaded_idx: HashMap<u32, usize>,
-    threaded_open: HashMap<u32, (usize, u64)>,
+    threaded_open: HashMap<u32, (usize, u64, u32)>,
     threaded_sources: Vec<Source>,
     osnoise: Vec<Source>,
     osnoise_idx: HashMap<String, usize>,
@@ -271,6 +377,9 @@ struct Cpu {
     events: u64,
     /// A remote wake-up targeting this CPU, not yet followed by its IPI.
     pending_wakeup: Option<u64>,
+    /// The task running on this CPU since its last `sched_switch` (its
+    /// `next` task), None before the first one.
+    current: Option<u32>,
     /// The previous event on this CPU ended an interrupt (or an
     /// interrupt-context softirq): a softirq starting now runs on
     /// interrupt exit.
@@ -319,6 +428,24 @@ where
     sources.len() - 1
 }
 
+/// The comm of the task a `sched_switch` switches to: `... ==>
+/// next_comm=NAME next_pid=N ...` (ftrace, perf script; NAME may hold
+/// spaces) or `... ==> NAME:PID [PRIO]` (trace-cmd report).
+fn next_task(fields: &str) -> Option<&str> {
+    if let Some((_, rest)) = fields.split_once("next_comm=") {
+        let end = rest
+            .find(" next_pid=")
+            .or_else(|| rest.find(' '))
+            .unwrap_or(rest.len());
+        return Some(&rest[..end]).filter(|c| !c.is_empty());
+    }
+    let (_, rest) = fields.split_once("==> ")?;
+    let rest = rest.trim_end();
+    let task = rest.rfind(" [").map_or(rest, |i| &rest[..i]);
+    let comm = task.rsplit_once(':').map_or(task, |(c, _)| c);
+    Some(comm).filter(|c| !c.is_empty())
+}
+
 fn symbol(s: &str) -> &str {
     // `__schedule+0x3a/0x7b0` -> `__schedule`
     s.split(['+', ' ']).next().unwrap_or(s)
@@ -354,6 +481,16 @@ impl Builder {
             self.cpus.resize_with(i + 1, Cpu::default);
         }
         &mut self.cpus[i]
+    }
+
+    fn line(&mut self, line: &str, no: usize) -> Result<(), ParseError> {
+        match parse_line(line, self.format, no)? {
+            Line::Event(e) => self.event(&e, no),
+            Line::Other => {
+                self.other(line);
+                Ok(())
+            }
+        }
     }
 
     fn other(&mut self, line: &str) {
@@ -395,9 +532,26 @@ impl Builder {
                     ),
                 })
         };
+        // The task an interrupt interrupted: the one running on the event's
+        // CPU (the line's `[CPU]` field). An entry or `nmi_handler` line is
+        // written in the interrupted task's context, so its comm names it
+        // unless the tracer could not resolve the pid (`<...>`). osnoise's
+        // `*_noise` events are attributed to the task `sched_switch` last
+        // put on that CPU (issue 22: every one was charged to task 0, which
+        // happened to be `ksoftirqd/0`), and to the line's comm before the
+        // first switch.
+        let on_cpu = self.cpus.get(e.cpu as usize).and_then(|c| c.current);
+        let line_task = |b: &mut Self| match on_cpu {
+            Some(t) if e.comm == "<...>" || e.comm.is_empty() => t,
+            _ => b.task(e.comm),
+        };
         let task = match e.name {
-            "irq_handler_entry" | "softirq_entry" | "nmi_handler" => self.task(e.comm),
-            n if n.ends_with("_entry") => self.task(e.comm),
+            "irq_noise" | "nmi_noise" | "softirq_noise" => match on_cpu {
+                Some(t) => t,
+                None => self.task(e.comm),
+            },
+            "irq_handler_entry" | "softirq_entry" | "nmi_handler" => line_task(self),
+            n if n.ends_with("_entry") => line_task(self),
             _ => 0,
         };
         // A CPU's events come in time order in one recording: a step back
@@ -466,7 +620,7 @@ impl Builder {
                         SourceKind::Softirq,
                         || format!("softirq {action}"),
                     );
-                    c.threaded_open.insert(vec, (idx, e.ts));
+                    c.threaded_open.insert(vec, (idx, e.ts, task));
                     return Ok(());
                 }
                 let idx = source_index(
@@ -481,13 +635,13 @@ impl Builder {
             "softirq_exit" => {
                 let vec = num("vec")? as u32;
                 let c = self.cpu(e.cpu);
-                let dur = if let Some((idx, start)) = c.threaded_open.remove(&vec) {
+                let dur = if let Some((idx, start, task)) = c.threaded_open.remove(&vec) {
                     // Threaded: thread work, listed but not interference.
                     let d = e.ts.saturating_sub(start);
                     c.threaded_sources[idx].occurrences.push(Occurrence {
                         start,
                         duration: d,
-                        task: 0,
+                        task,
                     });
                     Some(d)
                 } else {
@@ -549,9 +703,14 @@ impl Builder {
                 c.interference = c.interference.saturating_add(delta);
             }
             "sched_switch" => {
+                let next = next_task(e.fields).map(|comm| self.task(comm));
+                let c = self.cpu(e.cpu);
                 // The target ran the woken task without an IPI (it was
                 // polling idle, or another event rescheduled it).
-                self.cpu(e.cpu).pending_wakeup = None;
+                c.pending_wakeup = None;
+                if next.is_some() {
+                    c.current = next;
+                }
             }
             "sched_waking" | "sched_wakeup" => {
                 let c = self.cpu(e.cpu);
@@ -632,7 +791,7 @@ impl Builder {
                 c.osnoise[idx].occurrences.push(Occurrence {
                     start: e.ts.saturating_sub(dur),
                     duration: dur,
-                    task: 0,
+                    task,
                 });
             }
             "thread_noise" => {
@@ -1061,6 +1220,170 @@ mod tests {
         )
         .unwrap();
         assert_eq!(t.overheads.ipi, Some(7_000));
+    }
+
+    /// Issue 22: on a PREEMPT_RT trace whose interrupts come from osnoise
+    /// `irq_noise` events, every occurrence was charged to task 0 (here
+    /// `ksoftirqd/0`, the first task named). Each is charged to the task
+    /// `sched_switch` last put on the line's CPU, on each CPU on its own,
+    /// also where the line's comm is unresolved (`<...>`).
+    const OSNOISE_SWITCHES: &str = "# tracer: nop
+  <idle>-0 [000] d..2. 1.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ksoftirqd/0 next_pid=14 next_prio=120
+  <idle>-0 [001] d..2. 1.000001: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ksoftirqd/1 next_pid=29 next_prio=120
+  ksoftirqd/0-14 [000] d..2. 1.000010: sched_switch: prev_comm=ksoftirqd/0 prev_pid=14 prev_prio=120 prev_state=S ==> next_comm=init next_pid=1 next_prio=120
+  ksoftirqd/1-29 [001] d..2. 1.000011: sched_switch: prev_comm=ksoftirqd/1 prev_pid=29 prev_prio=120 prev_state=S ==> next_comm=dd next_pid=300 next_prio=120
+  <...>-1 [000] d.h1. 1.000100: irq_noise: local_timer:236 start 1.000050 duration 50000 ns
+  dd-300 [001] d.h1. 1.000120: irq_noise: virtio0-input.0:25 start 1.000040 duration 80000 ns
+  <...>-1 [000] d..2. 1.000200: sched_switch: prev_comm=init prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=Web Content next_pid=77 next_prio=120
+  <...>-77 [000] d.h1. 1.000300: irq_noise: local_timer:236 start 1.000280 duration 20000 ns
+  <...>-77 [000] d.h1. 1.000400: irq_noise: virtio0-input.0:25 start 1.000310 duration 90000 ns
+  dd-300 [001] d.h1. 1.000500: irq_noise: local_timer:236 start 1.000490 duration 10000 ns
+";
+
+    #[test]
+    fn osnoise_interrupts_are_charged_to_the_task_on_their_cpu() {
+        let t = parse_trace(OSNOISE_SWITCHES).unwrap();
+        let tasks = |cpu: usize, name: &str| -> Vec<(u64, &str)> {
+            let c = &t.cpus[cpu];
+            let s = c.sources.iter().find(|s| s.name == name);
+            let s = s.unwrap_or_else(|| panic!("no {name} on cpu {cpu}: {:?}", c.sources));
+            s.occurrences
+                .iter()
+                .map(|o| (o.duration, t.task_name(o.task)))
+                .collect()
+        };
+        assert_eq!(
+            tasks(0, "irq local_timer:236"),
+            [(50_000, "init"), (20_000, "Web Content")]
+        );
+        assert_eq!(
+            tasks(0, "irq virtio0-input.0:25"),
+            [(90_000, "Web Content")]
+        );
+        assert_eq!(tasks(1, "irq virtio0-input.0:25"), [(80_000, "dd")]);
+        assert_eq!(tasks(1, "irq local_timer:236"), [(10_000, "dd")]);
+        // The report's "worst interrupted" column.
+        let r = crate::report::analyse(&t, crate::report::Options::default());
+        let worst: Vec<(u32, &str, &str)> = r
+            .cpus
+            .iter()
+            .flat_map(|c| {
+                c.sources
+                    .iter()
+                    .map(move |s| (c.cpu, s.name.as_str(), s.worst_task.as_str()))
+            })
+            .collect();
+        assert_eq!(
+            worst,
+            [
+                (0, "irq local_timer:236", "init"),
+                (0, "irq virtio0-input.0:25", "Web Content"),
+                (1, "irq local_timer:236", "dd"),
+                (1, "irq virtio0-input.0:25", "dd"),
+            ]
+        );
+    }
+
+    /// Streaming reads give what parsing the whole text gives, in every
+    /// format (detected past the first lines too), with CRLF line ends
+    /// and invalid UTF-8 replaced.
+    #[test]
+    fn reading_line_by_line_equals_parsing_the_text() {
+        for text in [NESTED, OSNOISE_SWITCHES] {
+            let want = parse_trace(text).unwrap();
+            assert_eq!(read_trace(text.as_bytes(), None).unwrap(), want);
+            let crlf = text.replace('\n', "\r\n");
+            assert_eq!(read_trace(crlf.as_bytes(), None).unwrap(), want);
+            // One byte at a time through a tiny buffer.
+            let slow = std::io::BufReader::with_capacity(1, text.as_bytes());
+            assert_eq!(read_trace(slow, Some(Format::Ftrace)).unwrap(), want);
+        }
+        let mut bad = NESTED.as_bytes().to_vec();
+        bad.extend_from_slice(b"  a-1 [000] d.h1. 2.0: irq_handler_entry: irq=9 name=\xff\xfe\n  a-1 [000] d.h1. 2.1: irq_handler_exit: irq=9 ret=handled\n");
+        let t = read_trace(&bad[..], None).unwrap();
+        assert!(t.cpus[0]
+            .sources
+            .iter()
+            .any(|s| s.name == "irq 9 \u{fffd}\u{fffd}"));
+        // Errors name the line as before.
+        let e = read_trace(
+            &b"# tracer: nop\n\n  a-1 [000] d.h1. 1.0: irq_handler_entry: irq=x\n"[..],
+            None,
+        )
+        .unwrap_err();
+        assert_eq!((e.error.line, e.format), (3, Format::Ftrace), "{e}");
+    }
+
+    #[test]
+    fn an_endless_line_is_refused_without_reading_it_all() {
+        // `/dev/zero`: no line end, ever.
+        let e = read_trace(std::io::BufReader::new(std::io::repeat(0)), None).unwrap_err();
+        assert_eq!(e.error.line, 1);
+        assert!(e.error.message.contains("longer than 1 MiB"), "{e}");
+        // Past the detection lines, with the format given.
+        let head = "# tracer: nop\n".repeat(300);
+        let r = std::io::Read::chain(head.as_bytes(), std::io::repeat(b'x'));
+        let e = read_trace(std::io::BufReader::new(r), Some(Format::Ftrace)).unwrap_err();
+        assert_eq!(e.error.line, 301, "{e}");
+    }
+
+    /// More bytes than the workload-file cap (64 MiB), made as they are
+    /// read: the text is never held, only what the trace keeps (here
+    /// 700,000 timer occurrences of 24 bytes).
+    #[test]
+    fn a_trace_larger_than_the_input_cap_is_read() {
+        struct Gen {
+            line: Vec<u8>,
+            at: usize,
+            left: u64,
+        }
+        impl std::io::Read for Gen {
+            fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+                let mut n = 0;
+                while n < out.len() {
+                    if self.at == self.line.len() {
+                        if self.left == 0 {
+                            break;
+                        }
+                        self.at = 0;
+                        self.left -= 1;
+                        let ts = 1_000_000 - self.left;
+                        self.line = format!(
+                            "  a-1 [00{}] d.h1. {}.{:06}: local_timer_entry: vector=236\n  a-1 [00{}] d.h1. {}.{:06}: local_timer_exit: vector=236\n",
+                            ts % 2, ts / 1_000_000, ts % 1_000_000 , ts % 2, ts / 1_000_000, ts % 1_000_000
+                        )
+                        .into_bytes();
+                        continue;
+                    }
+                    let k = (self.line.len() - self.at).min(out.len() - n);
+                    out[n..n + k].copy_from_slice(&self.line[self.at..self.at + k]);
+                    self.at += k;
+                    n += k;
+                }
+                Ok(n)
+            }
+        }
+        let lines = 700_000;
+        let g = Gen {
+            line: b"# tracer: nop\n".to_vec(),
+            at: 0,
+            left: lines,
+        };
+        let t = read_trace(std::io::BufReader::new(g), None).unwrap();
+        assert_eq!(t.events, 2 * lines);
+        assert!(2 * lines * 50 > 64 << 20, "more than MAX_INPUT_BYTES");
+    }
+
+    #[test]
+    fn next_task_of_each_format() {
+        let ftrace = "prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=Web Content next_pid=77 next_prio=120";
+        assert_eq!(next_task(ftrace), Some("Web Content"));
+        assert_eq!(
+            next_task("bash:21177 [120] R ==> migration/1:21 [0]"),
+            Some("migration/1")
+        );
+        assert_eq!(next_task("a:1 [120] R ==> "), None);
+        assert_eq!(next_task("garbage"), None);
     }
 
     #[test]

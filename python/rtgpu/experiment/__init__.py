@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from .. import _rtgpu
 from .._rtgpu import GpuUse, Task
+from .lock import OutputLock, StudyWarning
 from .registry import ANALYSES, METRICS, Analysis, Job, Outcome, register
 from .runner import RunResult, compute_point, run
 from .study import Plot, Point, Study, StudyError, load_study, parse_study
@@ -33,11 +34,13 @@ __all__ = [
     "GpuUse",
     "Job",
     "Outcome",
+    "OutputLock",
     "Plot",
     "Point",
     "RunResult",
     "Study",
     "StudyError",
+    "StudyWarning",
     "compute_point",
     "generate",
     "load_study",

@@ -3,11 +3,52 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import warnings
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
+from .lock import StudyWarning
 from .runner import run
 from .study import StudyError, load_study
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (``rtgpu experiment`` forwards its own, and the
+    kernel sends SIGTERM when ``rtgpu experiment`` dies): stop as on
+    Ctrl-C (a KeyboardInterrupt, so nothing that catches ``Exception``
+    swallows it), keeping the finished points and closing the Dask cluster."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    # Once: a repeated SIGTERM must not cut the clean-up short.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    raise Stopped(signum)
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    if issubclass(category, StudyWarning):
+        print(f"rtgpu experiment: warning: {message}", file=sys.stderr, flush=True)
+    else:
+        _default_show(message, category, filename, lineno, file, line)
+
+
+_default_show = warnings.showwarning
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--workers must be at least 1")
     if a.workers is not None and a.scheduler:
         ap.error("--workers starts a local cluster; it cannot be combined with --scheduler")
+    warnings.showwarning = _show_warning
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _stop)
     try:
         study = load_study(a.study)
         if a.output is not None:
@@ -47,12 +91,17 @@ def main(argv: list[str] | None = None) -> int:
     except StudyError as e:
         print(f"rtgpu experiment: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except OSError as e:
+        print(f"rtgpu experiment: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt as e:
+        signum = e.signum if isinstance(e, Stopped) else signal.SIGINT
         print(
-            "rtgpu experiment: interrupted; finished points are kept, run again to resume",
+            f"rtgpu experiment: stopped by {signal.Signals(signum).name}; finished points are "
+            "kept, run again to resume",
             file=sys.stderr,
         )
-        return 130
+        return 128 + signum
     print(
         f"{study.name}: {r.points} points ({r.computed} computed, {r.resumed} already done), "
         f"{r.sets_computed} task sets in {r.seconds:.1f} s ({r.sets_per_second:,.0f} sets/s)"
@@ -63,4 +112,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    if code > 128:
+        # Stopped by a signal: results and lock are already closed. Skip
+        # the interpreter's exit handlers, where Dask's clean-up of a
+        # cluster stopped in the middle of its start raises (a traceback
+        # after our message); its worker processes exit with us.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)

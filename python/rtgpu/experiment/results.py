@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import csv
 import importlib
+import io
 import json
 import math
 import os
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from .lock import StudyWarning
 from .registry import SAMPLES
 from .study import Study, StudyError
 
@@ -43,11 +46,31 @@ def columns(study: Study) -> list[str]:
     return ["point", "chunk", *study.axes, *MEASURED, *sample_metrics(study), "seconds"]
 
 
+def read_text(path: Path, *, torn_ok: bool = False) -> str:
+    """The text of a results file; a byte that is not UTF-8 is a
+    :class:`StudyError` naming the file, line and column (not a
+    traceback). With ``torn_ok``, bad bytes in an unterminated last line
+    (a write cut short in a multi-byte character) are left to the caller,
+    which drops that line."""
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        last_nl = raw.rfind(b"\n")
+        if torn_ok and e.start > last_nl:
+            return raw[: last_nl + 1].decode("utf-8", errors="replace") + "\ufffd"
+        line = raw.count(b"\n", 0, e.start) + 1
+        col = e.start - (raw.rfind(b"\n", 0, e.start) + 1) + 1
+        raise StudyError(
+            f"{path}:{line}: not UTF-8 (byte 0x{raw[e.start]:02x} at column {col}): the file "
+            "is damaged; delete that line to recompute its point, or use --fresh"
+        ) from None
+
+
 def read_rows(path: Path) -> list[Row]:
     if not path.exists():
         return []
-    with path.open(newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
+    return list(csv.DictReader(io.StringIO(read_text(path), newline="")))
 
 
 @dataclass
@@ -107,31 +130,85 @@ class ResultsFile:
             self._file.flush()
 
     def _repair(self, cols: list[str]) -> None:
+        """Reads back ``results.csv``: drops a torn last line and the rows
+        of incomplete points, keeps one row of a (point, analysis) written
+        more than once (two runs at once before the output was locked,
+        issue 22) with a warning, and refuses what would make the summary
+        wrong: rows that disagree, rows of the wrong shape, bad numbers."""
         if not self.path.exists():
             return
-        raw = self.path.read_bytes()
-        torn = bool(raw) and not raw.endswith(b"\n")
-        rows = read_rows(self.path)
-        with self.path.open(newline="", encoding="utf-8") as f:
-            header = next(csv.reader(f), None)
+        text = read_text(self.path, torn_ok=True)
+        torn = bool(text) and not text.endswith("\n")
+        if torn:
+            text = text[: text.rfind("\n") + 1]  # the line being written when the run stopped
+        reader = csv.reader(io.StringIO(text, newline=""))
+        header = next(reader, None)
+        if header is None:
+            # Empty, or only a torn header: the run stopped as it began.
+            self.path.unlink()
+            return
         if header != cols:
             raise StudyError(
                 f"{self.path}: columns {header} differ from this study's {cols}; use --fresh"
             )
-        if torn and rows:
-            rows.pop()  # the line being written when the run stopped
+        keys = {(p.key, a) for p in self.study.points() for a, _ in self.study.analyses}
+        first: dict[tuple[str, str], tuple[int, list[str]]] = {}
+        rows: list[Row] = []
+        duplicates = unknown = 0
+        ignore = cols.index("seconds")  # differs between two computations of a point
+        for fields in reader:
+            line = reader.line_num
+            if len(fields) != len(cols):
+                raise StudyError(
+                    f"{self.path}:{line}: {len(fields)} fields where the header has "
+                    f"{len(cols)}: the file is damaged; delete that line to recompute its "
+                    "point, or use --fresh"
+                )
+            r = dict(zip(cols, fields))
+            _check_numbers(self.path, line, r)
+            key = (r["point"], r["analysis"])
+            if key not in keys:
+                unknown += 1
+                continue
+            same = [f for i, f in enumerate(fields) if i != ignore]
+            if key in first:
+                at, seen = first[key]
+                if seen != same:
+                    raise StudyError(
+                        f"{self.path}:{line}: point {key[0]}, analysis {key[1]} has other "
+                        f"results than on line {at}: the file mixes runs; use --fresh"
+                    )
+                duplicates += 1
+                continue
+            first[key] = (line, same)
+            rows.append(r)
+        if duplicates:
+            warnings.warn(
+                f"{self.path}: {duplicates} duplicated row(s) (a point and analysis written "
+                "more than once, as by two runs at once); kept one of each",
+                StudyWarning,
+                stacklevel=2,
+            )
+        if unknown:
+            warnings.warn(
+                f"{self.path}: dropped {unknown} row(s) of points this study does not have",
+                StudyWarning,
+                stacklevel=2,
+            )
         want = {a for a, _ in self.study.analyses}
         got: dict[str, set[str]] = {}
         for r in rows:
             got.setdefault(r["point"], set()).add(r["analysis"])
         complete = {p for p, a in got.items() if a == want}
         keep = [r for r in rows if r["point"] in complete]
-        if torn or len(keep) != len(rows):
-            tmp = self.path.with_suffix(".csv.tmp")
+        if torn or duplicates or unknown or len(keep) != len(rows):
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
             with tmp.open("w", newline="", encoding="utf-8") as f:
                 w = csv.DictWriter(f, fieldnames=cols, lineterminator="\n")
                 w.writeheader()
                 w.writerows(keep)
+                f.flush()
+                os.fsync(f.fileno())
             os.replace(tmp, self.path)
         self.done = complete
 
@@ -142,6 +219,17 @@ class ResultsFile:
 
     def close(self) -> None:
         self._file.close()
+
+
+def _check_numbers(path: Path, line: int, r: Row) -> None:
+    """``sets`` a count, ``schedulable`` a count or empty: what the summary
+    adds up."""
+    sets, sched = r.get("sets", ""), r.get("schedulable", "")
+    if not sets.isdigit() or not (sched == "" or sched.isdigit()):
+        raise StudyError(
+            f"{path}:{line}: sets {sets!r}, schedulable {sched!r} are not counts: the file is "
+            "damaged; delete that line to recompute its point, or use --fresh"
+        )
 
 
 def _f(v: str) -> float:

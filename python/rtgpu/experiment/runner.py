@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from .lock import OutputLock
 from .progress import Progress
 from .registry import ANALYSES, SAMPLES, Job
 from .results import ResultsFile, read_rows, write_parquet, write_summary
@@ -114,7 +115,34 @@ def run(
     made for ``scheduler`` (an address such as ``tcp://host:8786``) or for a
     new LocalCluster of ``workers`` processes (default: one per CPU).
     ``on_point(key, rows)`` is called after each point's rows are written.
+
+    The output directory is locked for the run (:class:`OutputLock`): a
+    second run on it raises :class:`StudyError` naming this one's pid.
     """
+    with OutputLock(study.output):
+        return _run_locked(
+            study,
+            scheduler=scheduler,
+            workers=workers,
+            client=client,
+            progress=progress,
+            plots=plots,
+            fresh=fresh,
+            on_point=on_point,
+        )
+
+
+def _run_locked(
+    study: Study,
+    *,
+    scheduler: str | None,
+    workers: int | None,
+    client: Any,
+    progress: bool,
+    plots: bool,
+    fresh: bool,
+    on_point: Callable[[str, list[dict[str, Any]]], None] | None,
+) -> RunResult:
     start = time.perf_counter()
     results = ResultsFile(study, fresh=fresh)
     points = list(study.points())
