@@ -47,8 +47,9 @@ pub struct ReportArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
-    /// Write an SVG chart (one panel per CPU) to OUT.
-    #[arg(long, value_name = "OUT")]
+    /// Write an SVG chart (one panel per CPU, one latency scale) to OUT
+    /// (`--plot` is the older name).
+    #[arg(long = "svg", visible_alias = "plot", value_name = "OUT")]
     plot: Option<PathBuf>,
     /// Interference-free latency L_IF ("25 us") for kernels without
     /// preemptirq events (overrides traced thread variables).

@@ -154,9 +154,23 @@ fn plot_writes_one_panel_per_cpu() {
     assert!(o.status.success(), "{}", err(&o));
     let s = std::fs::read_to_string(&svg).expect("svg written");
     assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
-    assert!(
-        s.contains("CPU 0 latency") && s.contains("CPU 1 latency"),
-        "{s}"
+    assert!(s.contains("CPU 0: ") && s.contains("CPU 1: "), "{s}");
+    // One scale with labelled ticks (issue 23), and `--svg` is the name
+    // `rtgpu simulate` uses too.
+    assert!(s.contains(">latency (us)</text>"), "{s}");
+    let again = dir.path().join("l2.svg");
+    let o = rtgpu(&[
+        "latency",
+        "report",
+        &fixture("rt-qemu-timerlat.trace.txt"),
+        "--svg",
+        again.to_str().expect("utf8"),
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(
+        std::fs::read_to_string(&again).expect("svg written"),
+        s,
+        "--svg and --plot write the same chart"
     );
     assert!(
         s.contains("did not converge"),
