@@ -35,11 +35,11 @@ impl Engine {
         }
         if iu < self.s.tasks.len() {
             // Piece bookkeeping (P-FP split tasks).
-            let npieces = self.s.tasks[iu].pieces.len();
-            let mut piece = self.jobs[iu].piece;
+            let npieces = self.jobs[iu].npieces as usize;
+            let mut piece = self.jobs[iu].piece as usize;
             if self.threads[iu].piece_left == 0 && piece + 1 < npieces {
                 piece += 1;
-                self.jobs[iu].piece = piece;
+                self.jobs[iu].piece = piece as u32;
                 let p = &self.s.tasks[iu].pieces[piece];
                 let last = piece + 1 == npieces;
                 let release = self.jobs[iu].arrival + p.offset;
@@ -145,22 +145,22 @@ impl Engine {
     /// The most urgent ready thread of domain `d`: `(key, thread)`.
     #[inline]
     pub(super) fn valid_top(&self, d: usize) -> Option<(u64, u32)> {
-        self.ready[d]
-            .min()
-            .map(queue::split)
+        let top = self.ready[d].root();
+        (top != queue::EMPTY)
+            .then(|| queue::split(top))
             .map(|(key, tid)| (key, tid as u32))
     }
 
     /// Thread `i` ready in domain `d` with `key`.
     #[inline(always)]
     pub(super) fn ready_set(&mut self, d: usize, i: usize, key: queue::Key) {
-        self.ready[d].set(i, key);
+        self.ready[d].set(&mut self.ready_pos, i, key);
         self.ready_top[d] = self.ready[d].root();
     }
 
     #[inline(always)]
     pub(super) fn ready_clear(&mut self, d: usize, i: usize) {
-        self.ready[d].clear(i);
+        self.ready[d].clear(&mut self.ready_pos, i);
         self.ready_top[d] = self.ready[d].root();
     }
 
