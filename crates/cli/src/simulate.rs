@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use rtgpu_sim::{simulate, Releases, Scenario, SimConfig, SimResult};
+use rtgpu_sim::{simulate_planned, PlanFile, Releases, Scenario, SimConfig, SimResult};
 
 use crate::render::duration;
 
@@ -62,6 +62,12 @@ pub struct SimulateArgs {
     /// The task threads' policy (see `rtgpu analyze --sched`).
     #[arg(long, value_enum, default_value_t = crate::SchedArg::Fifo)]
     sched: crate::SchedArg,
+    /// Run the placement, priorities and split budgets of this plan
+    /// (written by `rtgpu analyze FILE --plan PLAN`) instead of analysing
+    /// the workload again; refused, naming what differs, if it is not the
+    /// workload's.
+    #[arg(long, value_name = "PLAN")]
+    plan: Option<PathBuf>,
 }
 
 const EXIT_OK: u8 = 0;
@@ -147,7 +153,14 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
         eprintln!("rtgpu simulate: {e}");
         return ExitCode::from(EXIT_INVALID);
     }
-    let result = match simulate(&w, &cfg) {
+    let plan = match a.plan.as_deref().map(PlanFile::load).transpose() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("rtgpu simulate: {e}");
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    let result = match simulate_planned(&w, &cfg, plan.as_ref()) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("rtgpu simulate: {e}");
@@ -155,10 +168,16 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
         }
     };
     // Analysis bounds beside the observations, with klmirqd's independent
-    // servers charged as the simulator runs them.
-    let extra = rtgpu_sim::analysis_extra(&w, &cfg);
-    let (report, _) = rtgpu_analysis::workload::analyze_with(&w, &extra);
-    let bounds: Vec<Option<u64>> = report.tasks.iter().map(|t| t.response_time).collect();
+    // servers charged as the simulator runs them; with a plan, the bounds
+    // it carries (P-FP pieces' response times) and no analysis.
+    let bounds: Vec<Option<u64>> = match &plan {
+        Some(p) => plan_bounds(p, &w),
+        None => {
+            let extra = rtgpu_sim::analysis_extra(&w, &cfg);
+            let (report, _) = rtgpu_analysis::workload::analyze_with(&w, &extra);
+            report.tasks.iter().map(|t| t.response_time).collect()
+        }
+    };
     if a.json {
         match serde_json::to_string_pretty(&result) {
             Ok(s) => println!("{s}"),
@@ -169,6 +188,13 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
         }
     } else {
         print!("{}", text(&result, &bounds, a.scenario.as_deref()));
+        if plan.is_some() && w.policy.cpu_scheduler != rtgpu_model::CpuScheduler::PartitionedFp {
+            println!(
+                "note: a {} plan carries no response-time bounds (simulate without --plan to \
+                 see the analysis' beside the observations)",
+                rtgpu_analysis::workload::scheduler_name(w.policy.cpu_scheduler)
+            );
+        }
     }
     let writes: [(&Option<PathBuf>, &dyn Fn() -> String); 3] = [
         (&a.csv, &|| csv(&result)),
@@ -194,6 +220,28 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
     } else {
         EXIT_MISSES
     })
+}
+
+/// The response-time bounds a plan carries: under P-FP, a placed task's
+/// (its pieces' budgets cover its WCET) last piece's release offset plus
+/// that piece's response time, as `rtgpu analyze` bounds it; none for
+/// other schedulers (their plans carry no bounds).
+fn plan_bounds(p: &PlanFile, w: &rtgpu_model::Workload) -> Vec<Option<u64>> {
+    if w.policy.cpu_scheduler != rtgpu_model::CpuScheduler::PartitionedFp {
+        return vec![None; w.tasks.len()];
+    }
+    p.tasks
+        .iter()
+        .zip(&w.tasks)
+        .map(|(pt, t)| {
+            let placed: u64 = pt.pieces.iter().map(|x| x.budget).sum();
+            if placed < t.wcet {
+                return None;
+            }
+            let last = pt.pieces.iter().max_by_key(|x| x.release_offset)?;
+            last.response_time.map(|r| last.release_offset + r)
+        })
+        .collect()
 }
 
 fn pct(v: f64) -> String {
