@@ -171,7 +171,7 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
     // servers charged as the simulator runs them; with a plan, the bounds
     // it carries (P-FP pieces' response times) and no analysis.
     let bounds: Vec<Option<u64>> = match &plan {
-        Some(p) => plan_bounds(p, &w),
+        Some(p) => p.bounds(&w),
         None => {
             let extra = rtgpu_sim::analysis_extra(&w, &cfg);
             let (report, _) = rtgpu_analysis::workload::analyze_with(&w, &extra);
@@ -220,28 +220,6 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
     } else {
         EXIT_MISSES
     })
-}
-
-/// The response-time bounds a plan carries: under P-FP, a placed task's
-/// (its pieces' budgets cover its WCET) last piece's release offset plus
-/// that piece's response time, as `rtgpu analyze` bounds it; none for
-/// other schedulers (their plans carry no bounds).
-fn plan_bounds(p: &PlanFile, w: &rtgpu_model::Workload) -> Vec<Option<u64>> {
-    if w.policy.cpu_scheduler != rtgpu_model::CpuScheduler::PartitionedFp {
-        return vec![None; w.tasks.len()];
-    }
-    p.tasks
-        .iter()
-        .zip(&w.tasks)
-        .map(|(pt, t)| {
-            let placed: u64 = pt.pieces.iter().map(|x| x.budget).sum();
-            if placed < t.wcet {
-                return None;
-            }
-            let last = pt.pieces.iter().max_by_key(|x| x.release_offset)?;
-            last.response_time.map(|r| last.release_offset + r)
-        })
-        .collect()
 }
 
 fn pct(v: f64) -> String {

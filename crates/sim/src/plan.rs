@@ -225,6 +225,33 @@ impl PlanFile {
     }
 }
 
+impl PlanFile {
+    /// The response-time bounds the plan carries, per task of `w` (which
+    /// it was checked against): under P-FP, a placed task's (its pieces'
+    /// budgets cover its WCET) last piece's release offset plus that
+    /// piece's response time, as `rtgpu analyze` bounds it; none under
+    /// other schedulers (their plans carry no bounds).
+    pub fn bounds(&self, w: &Workload) -> Vec<Option<Time>> {
+        if w.policy.cpu_scheduler != CpuScheduler::PartitionedFp {
+            return vec![None; w.tasks.len()];
+        }
+        self.tasks
+            .iter()
+            .zip(&w.tasks)
+            .map(|(pt, t)| {
+                let placed: Time = pt.pieces.iter().map(|x| x.budget).sum();
+                if placed < t.wcet {
+                    return None;
+                }
+                // The last of the pieces in release order (ties: the last
+                // listed, as the analysis' stable sort leaves them).
+                let last = pt.pieces.iter().max_by_key(|x| x.release_offset)?;
+                last.response_time.map(|r| last.release_offset + r)
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
