@@ -136,119 +136,46 @@ impl<K: TreeKey> MinTree<K> {
     }
 }
 
-/// No heap position: the thread is in no ready heap.
-pub(crate) const NOT_READY: u32 = u32::MAX;
-
 /// A scheduling domain's ready queue: a binary min-heap of the keys of its
 /// ready threads only, `(priority << 64 | thread)`, so its size and the
 /// memory an operation touches follow the threads ready there, not the
 /// threads that exist (a tournament tree over every thread cost log2 of
-/// all of them, mostly cache misses, per operation). A thread's position
-/// lives in `pos[thread]` (one table for all domains: a thread is ready in
-/// at most one domain at a time), which lets a ready thread's key change
-/// or its entry go in O(log ready).
+/// all of them, mostly cache misses, per operation). The engine pushes a
+/// thread that becomes ready and pops the most urgent one to run it; an
+/// entry leaves from elsewhere only when a ready thread's key changes (an
+/// interrupt thread re-keyed while it waits), by a scan of the domain's
+/// ready threads.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ReadyHeap {
-    heap: Vec<Key>,
+    heap: BinaryHeap<Reverse<Key>>,
 }
 
 impl ReadyHeap {
     /// The smallest key (`EMPTY` if none).
     #[inline(always)]
     pub(crate) fn root(&self) -> Key {
-        self.heap.first().copied().unwrap_or(EMPTY)
+        self.heap.peek().map_or(EMPTY, |r| r.0)
     }
 
+    /// Thread `i` (the low half of `key`) ready with `key`; it must not be
+    /// in the heap already.
     #[inline(always)]
-    fn thread(k: Key) -> usize {
-        k as u64 as usize
-    }
-
-    /// Thread `i` (the low half of `key`) ready with `key`, replacing its
-    /// entry if it has one here.
-    #[inline]
-    pub(crate) fn set(&mut self, pos: &mut [u32], i: usize, key: Key) {
-        debug_assert_eq!(Self::thread(key), i, "a ready key names its thread");
-        let p = pos[i];
-        if p == NOT_READY {
-            self.heap.push(key);
-            self.sift_up(pos, self.heap.len() - 1);
-        } else {
-            let p = p as usize;
-            let old = self.heap[p];
-            self.heap[p] = key;
-            if key < old {
-                self.sift_up(pos, p);
-            } else {
-                self.sift_down(pos, p);
-            }
-        }
+    pub(crate) fn push(&mut self, key: Key) {
+        debug_assert!(
+            self.heap.iter().all(|k| k.0 as u64 != key as u64),
+            "a thread is in its ready heap once"
+        );
+        self.heap.push(Reverse(key));
     }
 
     /// Thread `i` leaves the heap (nothing if it is not in it).
     #[inline]
-    pub(crate) fn clear(&mut self, pos: &mut [u32], i: usize) {
-        let p = pos[i];
-        if p == NOT_READY {
-            return;
-        }
-        pos[i] = NOT_READY;
-        let p = p as usize;
-        let last = self.heap.len() - 1;
-        if p == last {
+    pub(crate) fn remove(&mut self, i: usize) {
+        if self.root() != EMPTY && self.root() as u64 == i as u64 {
             self.heap.pop();
-            return;
-        }
-        let moved = self.heap[last];
-        self.heap.pop();
-        let old = self.heap[p];
-        self.heap[p] = moved;
-        if moved < old {
-            self.sift_up(pos, p);
         } else {
-            self.sift_down(pos, p);
+            self.heap.retain(|k| k.0 as u64 != i as u64);
         }
-    }
-
-    #[inline]
-    fn sift_up(&mut self, pos: &mut [u32], mut p: usize) {
-        let k = self.heap[p];
-        while p > 0 {
-            let parent = (p - 1) / 2;
-            let pk = self.heap[parent];
-            if pk <= k {
-                break;
-            }
-            self.heap[p] = pk;
-            pos[Self::thread(pk)] = p as u32;
-            p = parent;
-        }
-        self.heap[p] = k;
-        pos[Self::thread(k)] = p as u32;
-    }
-
-    #[inline]
-    fn sift_down(&mut self, pos: &mut [u32], mut p: usize) {
-        let n = self.heap.len();
-        let k = self.heap[p];
-        loop {
-            let mut c = 2 * p + 1;
-            if c >= n {
-                break;
-            }
-            if c + 1 < n && self.heap[c + 1] < self.heap[c] {
-                c += 1;
-            }
-            let ck = self.heap[c];
-            if k <= ck {
-                break;
-            }
-            self.heap[p] = ck;
-            pos[Self::thread(ck)] = p as u32;
-            p = c;
-        }
-        self.heap[p] = k;
-        pos[Self::thread(k)] = p as u32;
     }
 }
 
@@ -419,32 +346,33 @@ mod tests {
         }
     }
 
-    /// The ready heap's minimum is the smallest key set and not cleared,
-    /// like a tournament tree's over the same operations.
+    /// The ready heap's minimum is the smallest key pushed and not
+    /// removed, like a tournament tree's over the same operations.
     #[test]
-    fn ready_heap_min_follows_sets_and_clears() {
+    fn ready_heap_min_follows_pushes_and_removals() {
         let mut rng = Rng::new(5);
         for n in [1usize, 2, 3, 7, 40, 300] {
             let mut h = ReadyHeap::default();
-            let mut pos = vec![NOT_READY; n];
             let mut t = MinTree::new(n);
             for _ in 0..5000 {
                 let i = rng.range(0, n as u64 - 1) as usize;
                 if rng.range(0, 2) == 0 {
-                    h.clear(&mut pos, i);
+                    h.remove(i);
                     t.clear(i);
                 } else {
+                    // A thread's new key replaces its old one.
+                    h.remove(i);
                     let k = key(rng.range(0, 30), i as u64);
-                    h.set(&mut pos, i, k);
+                    h.push(k);
                     t.set(i, k);
                 }
                 assert_eq!(h.root(), t.root(), "n = {n}");
-                for (j, &p) in pos.iter().enumerate() {
-                    if p != NOT_READY {
-                        assert_eq!(h.heap[p as usize], t.get(j));
-                    } else {
-                        assert_eq!(t.get(j), EMPTY);
-                    }
+                if rng.range(0, 3) == 0 && h.root() != EMPTY {
+                    // The engine's pop of the top.
+                    let top = h.root() as u64 as usize;
+                    h.remove(top);
+                    t.clear(top);
+                    assert_eq!(h.root(), t.root(), "n = {n}");
                 }
             }
         }

@@ -269,7 +269,7 @@ impl Engine {
             threads,
             jobs,
             ready: (0..ndomains).map(|_| ReadyHeap::default()).collect(),
-            ready_pos: vec![queue::NOT_READY; nthreads],
+            run_max: vec![0; ndomains],
             ready_top: vec![queue::EMPTY; ndomains],
             cores: places
                 .iter()

@@ -299,9 +299,7 @@ pub struct Engine {
     /// Per domain: the keys `(key, thread)` of the threads ready there
     /// (only those: its size follows the ready threads, not all).
     ready: Vec<ReadyHeap>,
-    /// Per thread: its position in its domain's ready heap, `NOT_READY`
-    /// while it is not in one.
-    ready_pos: Vec<u32>,
+
     /// Per domain: its ready queue's minimum (`queue::EMPTY` when empty),
     /// beside the other domains' for the checks on every dispatch.
     ready_top: Vec<queue::Key>,
@@ -346,6 +344,11 @@ pub struct Engine {
     /// running thread (key copied at dispatch: it does not change while
     /// the thread runs), `(0, 0)` when idle.
     dom_run: Vec<(u128, Time)>,
+    /// Per domain: at least the largest key of `dom_run`'s entries (raised
+    /// with each entry, lowered to it by each scan of
+    /// [`Engine::preemptible`]), which rules preemption out without a scan
+    /// for a thread no more urgent than that.
+    run_max: Vec<u128>,
     run_at: Vec<usize>,
     /// The cores of `dom_run`'s entries.
     dom_cores: Vec<usize>,
