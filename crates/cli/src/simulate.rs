@@ -5,7 +5,9 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use rtgpu_sim::{simulate_planned, PlanFile, Releases, Scenario, SimConfig, SimResult};
+use rtgpu_sim::{
+    simulate_analysed, simulate_planned, PlanFile, Releases, Scenario, SimConfig, SimResult,
+};
 
 use crate::render::duration;
 
@@ -160,22 +162,22 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
             return ExitCode::from(EXIT_INVALID);
         }
     };
-    let result = match simulate_planned(&w, &cfg, plan.as_ref()) {
+    // Analysis bounds beside the observations, with klmirqd's independent
+    // servers charged as the simulator runs them (the analysis that placed
+    // the run, not a second one); with a plan, the bounds it carries (P-FP
+    // pieces' response times) and no analysis.
+    let run = match &plan {
+        Some(p) => simulate_planned(&w, &cfg, Some(p)).map(|r| (r, p.bounds(&w))),
+        None => simulate_analysed(&w, &cfg, None).map(|(r, report)| {
+            let bounds = report.tasks.iter().map(|t| t.response_time).collect();
+            (r, bounds)
+        }),
+    };
+    let (result, bounds): (SimResult, Vec<Option<u64>>) = match run {
         Ok(r) => r,
         Err(e) => {
             eprintln!("rtgpu simulate: {e}");
             return ExitCode::from(EXIT_INVALID);
-        }
-    };
-    // Analysis bounds beside the observations, with klmirqd's independent
-    // servers charged as the simulator runs them; with a plan, the bounds
-    // it carries (P-FP pieces' response times) and no analysis.
-    let bounds: Vec<Option<u64>> = match &plan {
-        Some(p) => p.bounds(&w),
-        None => {
-            let extra = rtgpu_sim::analysis_extra(&w, &cfg);
-            let (report, _) = rtgpu_analysis::workload::analyze_with(&w, &extra);
-            report.tasks.iter().map(|t| t.response_time).collect()
         }
     };
     if a.json {

@@ -6,7 +6,6 @@ use std::borrow::Cow;
 use pyo3::prelude::*;
 
 use rtgpu_analysis::server::Server;
-use rtgpu_analysis::workload::analyze_with;
 use rtgpu_analysis::Time;
 use rtgpu_model::Workload;
 use rtgpu_sim::{
@@ -155,14 +154,18 @@ pub(crate) fn simulate(py: Python<'_>, w: &Workload, a: &SimArgs<'_, '_>) -> PyR
         let (w, cfg, cancel, plan) = (&w, &cfg, &cancel, plan.as_ref());
         scope.spawn(move || {
             let run = || {
-                let result = rtgpu_sim::simulate_planned_cancellable(w, cfg, plan, cancel)?;
                 let extra = rtgpu_sim::analysis_extra(w, cfg);
-                // With a plan, the bounds it carries and no analysis.
-                let bounds: Vec<Option<Time>> = match plan {
-                    Some(p) => p.bounds(w),
+                // With a plan, the bounds it carries and no analysis;
+                // without, the bounds of the analysis that placed the run.
+                let (result, bounds): (SimResult, Vec<Option<Time>>) = match plan {
+                    Some(p) => (
+                        rtgpu_sim::simulate_planned_cancellable(w, cfg, Some(p), cancel)?,
+                        p.bounds(w),
+                    ),
                     None => {
-                        let (report, _) = analyze_with(w, &extra);
-                        report.tasks.iter().map(|t| t.response_time).collect()
+                        let (result, report) = rtgpu_sim::simulate_analysed(w, cfg, Some(cancel))?;
+                        let bounds = report.tasks.iter().map(|t| t.response_time).collect();
+                        (result, bounds)
                     }
                 };
                 Ok::<_, rtgpu_sim::SimError>((result, bounds, extra.bottom_halves))

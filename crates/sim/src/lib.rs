@@ -230,8 +230,28 @@ pub fn simulate_planned(
     cfg: &SimConfig,
     plan: Option<&PlanFile>,
 ) -> Result<SimResult, SimError> {
-    let setup = setup::build(w, cfg, plan)?;
+    let setup = setup::build(w, cfg, plan, &mut None)?;
     Ok(engine::Engine::new(setup, cfg).run())
+}
+
+/// [`simulate`], returning beside the result the analysis of `w` that
+/// placed it (`rtgpu_analysis::workload::analyze_with(w,
+/// &analysis_extra(w, cfg))`, whose bounds front ends print beside the
+/// observations), so that a caller does not analyse (partition) the
+/// workload a second time for them.
+pub fn simulate_analysed(
+    w: &rtgpu_model::Workload,
+    cfg: &SimConfig,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<(SimResult, rtgpu_analysis::workload::Report), SimError> {
+    let mut analysis = None;
+    let setup = setup::build(w, cfg, None, &mut analysis)?;
+    let result = engine::Engine::new(setup, cfg).run_until(cancel);
+    if cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
+        return Err(SimError("interrupted".to_string()));
+    }
+    let report = analysis.ok_or_else(|| SimError(format!("{}: not analysed", w.name)))?;
+    Ok((result, report))
 }
 
 /// [`simulate`] that stops when `cancel` is set (a caller's Ctrl-C):
@@ -252,7 +272,7 @@ pub fn simulate_planned_cancellable(
     plan: Option<&PlanFile>,
     cancel: &std::sync::atomic::AtomicBool,
 ) -> Result<SimResult, SimError> {
-    let setup = setup::build(w, cfg, plan)?;
+    let setup = setup::build(w, cfg, plan, &mut None)?;
     let result = engine::Engine::new(setup, cfg).run_until(Some(cancel));
     if cancel.load(std::sync::atomic::Ordering::Relaxed) {
         return Err(SimError("interrupted".to_string()));

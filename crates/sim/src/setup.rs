@@ -4,7 +4,7 @@
 
 use rtgpu_analysis::server::Server;
 use rtgpu_analysis::workload::{
-    analyze_with, klmirqd_independent, Extra, PieceReport, Reservation, TaskVerdict,
+    analyze_with, klmirqd_independent, Extra, PieceReport, Report, Reservation, TaskVerdict,
 };
 use rtgpu_model::{CpuScheduler, InterruptHandling, Overheads, Workload};
 use rtgpu_policy::engine_lock::copy_time;
@@ -167,8 +167,11 @@ fn analysed_placements(
     w: &Workload,
     extra: &Extra,
     notes: &mut Vec<String>,
+    analysis: &mut Option<Report>,
 ) -> (Vec<Placement>, String) {
     let (mut report, mut plan) = analyze_with(w, extra);
+    // The workload's own analysis, whose bounds front ends print.
+    *analysis = Some(report.clone());
     // A task the GPU-aware analysis leaves without a placement sends the
     // simulator to the CPU view's placement, except under P-FP when only
     // CPU-only tasks are unplaced: those run below every placed task
@@ -251,10 +254,14 @@ fn plan_placements(w: &Workload, p: &PlanFile) -> Vec<Placement> {
         .collect()
 }
 
+/// The simulator's tables for `w` under `cfg`, placed by `given` or by
+/// the analysis; `analysis` receives the workload's analysis when one ran
+/// (what [`crate::simulate_analysed`] returns beside the result).
 pub(crate) fn build(
     w: &Workload,
     cfg: &SimConfig,
     given: Option<&PlanFile>,
+    analysis: &mut Option<Report>,
 ) -> Result<Setup, SimError> {
     if w.tasks.is_empty() {
         return Err(SimError(format!("{}: no tasks to simulate", w.name)));
@@ -281,7 +288,7 @@ pub(crate) fn build(
             p.check(w)?;
             (plan_placements(w, p), "plan's".to_string())
         }
-        None => analysed_placements(w, &extra, &mut notes),
+        None => analysed_placements(w, &extra, &mut notes, analysis),
     };
     let cores = w.platform.total_cores() as usize;
     let cluster_of_core = |core: usize| {
