@@ -218,6 +218,9 @@ struct Job {
 struct Pending {
     first: [(Time, Time); 2],
     len: u32,
+    /// Boxed: 8 bytes of the job's first lines instead of 32, for a queue
+    /// that is rarely used.
+    #[allow(clippy::box_collection)]
     more: Box<VecDeque<(Time, Time)>>,
 }
 
