@@ -1,5 +1,8 @@
 //! The simulator's priority queues.
 //!
+//! [`ReadyHeap`]: a scheduling domain's ready threads (a binary heap of
+//! the ready ones only).
+//!
 //! [`MinTree`]: a tournament (winner) tree over a fixed set of slots, each
 //! holding at most one key; setting or clearing a slot replays the matches
 //! on its path to the root (log2 of the slot count), the minimum is read at
