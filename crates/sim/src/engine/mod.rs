@@ -488,3 +488,29 @@ impl Engine {
         self.finish(end)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Pending` is a FIFO like the `VecDeque` it replaces, two entries
+    /// inline and the rest beside.
+    #[test]
+    fn pending_is_a_fifo() {
+        let mut rng = Rng::new(3);
+        let mut p = Pending::default();
+        let mut model: VecDeque<(Time, Time)> = VecDeque::new();
+        for k in 0..5000u64 {
+            if rng.range(0, 2) > 0 {
+                p.push_back((k, k + 1));
+                model.push_back((k, k + 1));
+            } else {
+                assert_eq!(p.pop_front(), model.pop_front());
+            }
+            assert_eq!(p.len(), model.len());
+            assert_eq!(p.front(), model.front());
+            assert_eq!(p.back(), model.back());
+            assert!(p.iter().eq(model.iter()));
+        }
+    }
+}
