@@ -232,3 +232,27 @@ def test_simulations_run_in_threads(perception: rtgpu.Workload) -> None:
     assert runs == [
         perception.simulate(duration="1 s", seed=s, bcet=50).to_json() for s in range(4)
     ]
+
+
+def test_a_plan_runs_without_analysing_again(tmp_path: Path) -> None:
+    w = rtgpu.load_workload(EXAMPLES / "pdms-split.toml")
+    analysed = w.simulate(duration="1 s")
+    text = w.plan()
+    path = tmp_path / "plan.json"
+    path.write_text(text)
+    for plan in (text, path, str(path)):
+        planned = w.simulate(duration="1 s", plan=plan)
+        assert planned.jobs == analysed.jobs
+        assert [(t.name, t.max_response, t.bound) for t in planned.tasks] == [
+            (t.name, t.max_response, t.bound) for t in analysed.tasks
+        ]
+    # Another workload's plan is refused, naming what differs.
+    other = rtgpu.load_workload(EXAMPLES / "quickstart.toml").plan()
+    with pytest.raises(ValueError, match="plan of workload `quickstart`, not `pdms-split`"):
+        w.simulate(duration="1 s", plan=other)
+    edited = json.loads(text)
+    edited["tasks"][1]["name"] = "middle"
+    with pytest.raises(ValueError, match="task 2 is `medium` in the workload but `middle`"):
+        w.simulate(duration="1 s", plan=json.dumps(edited))
+    with pytest.raises(ValueError, match="cannot read the plan"):
+        w.simulate(duration="1 s", plan=tmp_path / "missing.json")

@@ -6,13 +6,14 @@
 //! cargo run --release -p rtgpu-bench --bin sim -- [--seconds S] [--simso PYTHON]
 //! cargo run --release -p rtgpu-bench --bin sim -- --case cpu|gpu   # one case, no SimSo
 //! cargo run --release -p rtgpu-bench --bin sim -- --case gpu --once 200  # one run of 200 simulated s
+//! cargo run --release -p rtgpu-bench --bin sim -- --case cpu --tasks 10000  # n = 10,000
 //! ```
 //!
 //! `--once S` simulates the case once for `S` seconds of simulated time
 //! (no growing, no best of three): a fixed amount of work, for profilers
 //! and instruction counts (`valgrind --tool=callgrind`).
 //!
-//! 1. CPU-only G-EDF, m = 8, n = 40, total utilization 6 (UUniFast, whole-ms
+//! 1. CPU-only G-EDF, m = 8, n = 40 (`--tasks N`: N), total utilization 6 (UUniFast, whole-ms
 //!    periods log-uniform in [10, 1000] ms, seeded), zero overheads.
 //! 2. The seed 004 feature-tracking workload (examples/feature-tracking.toml:
 //!    C-EDF, GPUSync with affinity, engine locks, DGL, 2 MiB chunks,
@@ -35,9 +36,9 @@ use rtgpu_analysis::generate::Rng;
 use rtgpu_model::*;
 use rtgpu_sim::{simulate, SimConfig};
 
-fn gedf_taskset() -> Vec<(String, u64, u64)> {
+fn gedf_taskset(n: usize) -> Vec<(String, u64, u64)> {
     let mut rng = Rng::new(2024);
-    let utils = rtgpu_analysis::generate::uunifast(&mut rng, 40, 6.0);
+    let utils = rtgpu_analysis::generate::uunifast(&mut rng, n, 6.0);
     let (lo, hi) = (10f64.ln(), 1000f64.ln());
     utils
         .iter()
@@ -52,7 +53,7 @@ fn gedf_taskset() -> Vec<(String, u64, u64)> {
 
 fn gedf_workload(set: &[(String, u64, u64)]) -> Workload {
     Workload {
-        name: "gedf-m8-n40".into(),
+        name: format!("gedf-m8-n{}", set.len()),
         platform: Platform {
             clusters: vec![Cluster {
                 name: "all".into(),
@@ -153,6 +154,8 @@ fn main() {
     let mut only: Option<String> = None;
     let mut python = PathBuf::from(".venv-simso/bin/python");
     let mut once: Option<u64> = None;
+    // `--tasks N`: the CPU-only case with N tasks instead of 40.
+    let mut ntasks: usize = 40;
     let mut i = 1;
     while i < args.len() {
         match (args[i].as_str(), args.get(i + 1)) {
@@ -174,20 +177,30 @@ fn main() {
                 }));
                 i += 2;
             }
+            ("--tasks", Some(v)) => {
+                ntasks = match v.parse() {
+                    Ok(n) if n > 0 => n,
+                    _ => {
+                        eprintln!("sim: --tasks expects a positive whole number, found {v}");
+                        std::process::exit(2)
+                    }
+                };
+                i += 2;
+            }
             ("--simso", Some(v)) => {
                 python = PathBuf::from(v);
                 i += 2;
             }
             (a, _) => {
                 eprintln!(
-                    "sim: unknown argument {a} (use --seconds S, --simso PYTHON, --case cpu|gpu, --once S)"
+                    "sim: unknown argument {a} (use --seconds S, --simso PYTHON, --case cpu|gpu, --once S, --tasks N)"
                 );
                 std::process::exit(2);
             }
         }
     }
     let root: PathBuf = [env!("CARGO_MANIFEST_DIR"), ".."].iter().collect();
-    let set = gedf_taskset();
+    let set = gedf_taskset(ntasks);
     let gedf = gedf_workload(&set);
     if let Some(case) = &only {
         let w = if case == "cpu" {
@@ -245,7 +258,10 @@ fn main() {
             .join(" ")
     );
     println!("                                      jobs per wall s   jobs per CPU s");
-    println!("  CPU-only G-EDF m=8 n=40 U=6:        {cpu_rate:>12.0}  {cpu_cps:>14.0}  ({cpu_jobs} jobs/run)  goal 5,000,000");
+    let label = format!("CPU-only G-EDF m=8 n={ntasks} U=6:");
+    println!(
+        "  {label:<36}{cpu_rate:>12.0}  {cpu_cps:>14.0}  ({cpu_jobs} jobs/run)  goal 5,000,000"
+    );
     println!("  feature tracking (seed 004, GPU):   {gpu_rate:>12.0}  {gpu_cps:>14.0}  ({gpu_jobs} jobs/run)  goal 1,000,000");
 
     // SimSo on the same task set (ms units).

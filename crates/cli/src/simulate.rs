@@ -5,7 +5,9 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use rtgpu_sim::{simulate, Releases, Scenario, SimConfig, SimResult};
+use rtgpu_sim::{
+    simulate_analysed, simulate_planned, PlanFile, Releases, Scenario, SimConfig, SimResult,
+};
 
 use crate::render::duration;
 
@@ -62,6 +64,12 @@ pub struct SimulateArgs {
     /// The task threads' policy (see `rtgpu analyze --sched`).
     #[arg(long, value_enum, default_value_t = crate::SchedArg::Fifo)]
     sched: crate::SchedArg,
+    /// Run the placement, priorities and split budgets of this plan
+    /// (written by `rtgpu analyze FILE --plan PLAN`) instead of analysing
+    /// the workload again; refused, naming what differs, if it is not the
+    /// workload's.
+    #[arg(long, value_name = "PLAN")]
+    plan: Option<PathBuf>,
 }
 
 const EXIT_OK: u8 = 0;
@@ -147,18 +155,31 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
         eprintln!("rtgpu simulate: {e}");
         return ExitCode::from(EXIT_INVALID);
     }
-    let result = match simulate(&w, &cfg) {
-        Ok(r) => r,
+    let plan = match a.plan.as_deref().map(PlanFile::load).transpose() {
+        Ok(p) => p,
         Err(e) => {
             eprintln!("rtgpu simulate: {e}");
             return ExitCode::from(EXIT_INVALID);
         }
     };
     // Analysis bounds beside the observations, with klmirqd's independent
-    // servers charged as the simulator runs them.
-    let extra = rtgpu_sim::analysis_extra(&w, &cfg);
-    let (report, _) = rtgpu_analysis::workload::analyze_with(&w, &extra);
-    let bounds: Vec<Option<u64>> = report.tasks.iter().map(|t| t.response_time).collect();
+    // servers charged as the simulator runs them (the analysis that placed
+    // the run, not a second one); with a plan, the bounds it carries (P-FP
+    // pieces' response times) and no analysis.
+    let run = match &plan {
+        Some(p) => simulate_planned(&w, &cfg, Some(p)).map(|r| (r, p.bounds(&w))),
+        None => simulate_analysed(&w, &cfg, None).map(|(r, report)| {
+            let bounds = report.tasks.iter().map(|t| t.response_time).collect();
+            (r, bounds)
+        }),
+    };
+    let (result, bounds): (SimResult, Vec<Option<u64>>) = match run {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("rtgpu simulate: {e}");
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
     if a.json {
         match serde_json::to_string_pretty(&result) {
             Ok(s) => println!("{s}"),
@@ -169,6 +190,13 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
         }
     } else {
         print!("{}", text(&result, &bounds, a.scenario.as_deref()));
+        if plan.is_some() && w.policy.cpu_scheduler != rtgpu_model::CpuScheduler::PartitionedFp {
+            println!(
+                "note: a {} plan carries no response-time bounds (simulate without --plan to \
+                 see the analysis' beside the observations)",
+                rtgpu_analysis::workload::scheduler_name(w.policy.cpu_scheduler)
+            );
+        }
     }
     let writes: [(&Option<PathBuf>, &dyn Fn() -> String); 3] = [
         (&a.csv, &|| csv(&result)),

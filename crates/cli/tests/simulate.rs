@@ -207,3 +207,98 @@ fn klmirqd_independent_runs_each_gpus_bottom_halves_in_a_server() {
         row(&s)
     );
 }
+
+/// `rtgpu analyze FILE --plan OUT`, the plan's path.
+fn write_plan(dir: &std::path::Path, workload: &str) -> PathBuf {
+    let plan = dir.join("plan.json");
+    let o = rtgpu(&["analyze", workload, "--plan", plan.to_str().expect("utf8")]);
+    assert!(plan.exists(), "{}{}", text(&o.stdout), text(&o.stderr));
+    plan
+}
+
+#[test]
+fn a_plan_runs_what_the_analysis_placed_without_analysing_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for name in [
+        "pdms-split.toml",
+        "quickstart.toml",
+        "feature-tracking.toml",
+    ] {
+        let w = example(name);
+        let plan = write_plan(dir.path(), &w);
+        let args = ["simulate", w.as_str(), "--duration", "1 s", "--json"];
+        let analysed = rtgpu(&args);
+        let planned = rtgpu(&[&args[..], &["--plan", plan.to_str().expect("utf8")]].concat());
+        assert_eq!(planned.status.code(), analysed.status.code(), "{name}");
+        assert_eq!(
+            text(&planned.stdout),
+            text(&analysed.stdout),
+            "{name}: the plan's run differs from the analysed one: {}",
+            text(&planned.stderr)
+        );
+    }
+    // P-FP text: the bounds come from the plan's pieces, as analysed
+    // (pdms-split's `fast` is split: 4 ms, then 2 ms released 4 ms later).
+    let w = example("pdms-split.toml");
+    let plan = write_plan(dir.path(), &w);
+    let args = ["simulate", w.as_str(), "--duration", "1 s"];
+    let analysed = text(&rtgpu(&args).stdout);
+    let planned =
+        text(&rtgpu(&[&args[..], &["--plan", plan.to_str().expect("utf8")]].concat()).stdout);
+    assert_eq!(planned, analysed);
+    assert!(planned.contains("6 ms"), "{planned}");
+}
+
+#[test]
+fn a_plan_of_another_workload_is_refused_naming_what_differs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let w = example("pdms-split.toml");
+    let plan = write_plan(dir.path(), &w);
+    let original = std::fs::read_to_string(&plan).expect("plan");
+    let refused = |edited: &str, expect: &str| {
+        let p = dir.path().join("edited.json");
+        std::fs::write(&p, edited).expect("write");
+        let o = rtgpu(&["simulate", &w, "--plan", p.to_str().expect("utf8")]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{expect}: {err}");
+        assert!(err.contains(expect), "expected `{expect}` in: {err}");
+        assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
+    };
+    // Another workload's plan.
+    let other = write_plan(dir.path(), &example("quickstart.toml"));
+    let quick = std::fs::read_to_string(&other).expect("plan");
+    refused(
+        &quick,
+        "it is the plan of workload `quickstart`, not `pdms-split`",
+    );
+    // A renamed task, a changed period, a core the workload lacks.
+    refused(
+        &original.replacen("\"name\": \"medium\"", "\"name\": \"middle\"", 1),
+        "task 2 is `medium` in the workload but `middle` in the plan",
+    );
+    refused(
+        &original.replacen("\"period\": 20000000", "\"period\": 25000000", 1),
+        "task medium has period 20000000 ns",
+    );
+    refused(
+        &original.replacen("\"core\": 1", "\"core\": 7", 1),
+        "on core 7, but the workload has 2 core(s)",
+    );
+    refused(
+        &original.replacen("\"scheduler\": \"P-FP\"", "\"scheduler\": \"G-EDF\"", 1),
+        "its scheduler is G-EDF, the workload's P-FP",
+    );
+    // A task too few.
+    let mut v: serde_json::Value = serde_json::from_str(&original).expect("json");
+    v["tasks"].as_array_mut().expect("tasks").pop();
+    refused(&v.to_string(), "it has 2 task(s), the workload 3");
+    // Not a plan at all, or none there.
+    refused("{\"name\": 1}", "not a plan");
+    let o = rtgpu(&["simulate", &w, "--plan", "/nonexistent/plan.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("cannot read the plan /nonexistent/plan.json"),
+        "{}",
+        text(&o.stderr)
+    );
+}

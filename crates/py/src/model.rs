@@ -311,7 +311,10 @@ impl PyWorkload {
 
     /// Runs the workload in virtual time (what `rtgpu simulate` runs) and
     /// returns what each task did beside its analysis bound. Runs without
-    /// the GIL.
+    /// the GIL. `plan`: run this plan's placement, priorities and split
+    /// budgets instead of analysing again (`rtgpu simulate --plan`): its
+    /// JSON text (`plan()`) or the path of a file `rtgpu analyze --plan`
+    /// wrote; ValueError naming what differs if it is not this workload's.
     #[pyo3(signature = (
         *,
         duration = None,
@@ -325,6 +328,7 @@ impl PyWorkload {
         overheads = true,
         drain = false,
         method = "aware",
+        plan = None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn simulate(
@@ -341,8 +345,10 @@ impl PyWorkload {
         overheads: bool,
         drain: bool,
         method: &str,
+        plan: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PySimResult> {
         let args = SimArgs {
+            plan,
             method,
             duration,
             seed,

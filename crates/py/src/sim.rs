@@ -6,10 +6,11 @@ use std::borrow::Cow;
 use pyo3::prelude::*;
 
 use rtgpu_analysis::server::Server;
-use rtgpu_analysis::workload::analyze_with;
 use rtgpu_analysis::Time;
 use rtgpu_model::Workload;
-use rtgpu_sim::{Klmirqd, Releases, Scenario, SimConfig, SimResult, TaskStats, UtilizationSeries};
+use rtgpu_sim::{
+    Klmirqd, PlanFile, Releases, Scenario, SimConfig, SimResult, TaskStats, UtilizationSeries,
+};
 
 use crate::args::{bad_choice, count, option_name, positive_duration, server, value_error};
 use crate::task::{duration_repr, optional_duration_repr, py_bool, py_str};
@@ -31,6 +32,36 @@ pub(crate) struct SimArgs<'a, 'py> {
     pub drain: bool,
     /// The analysis whose placement, priorities and bounds the run uses.
     pub method: &'a str,
+    /// A plan to run instead of analysing: its JSON text (what
+    /// `Workload.plan()` returns) or the path of a file holding it.
+    pub plan: Option<&'a Bound<'py, PyAny>>,
+}
+
+/// The plan `simulate(plan=...)` names: JSON text (`Workload.plan()`), or
+/// the path (a `str` or any `os.PathLike`) of a file `rtgpu analyze
+/// --plan` wrote.
+fn plan_arg(plan: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PlanFile>> {
+    let Some(p) = plan.filter(|p| !p.is_none()) else {
+        return Ok(None);
+    };
+    if let Some(text) = p
+        .extract::<String>()
+        .ok()
+        .filter(|t| t.trim_start().starts_with('{'))
+    {
+        return PlanFile::parse(&text, "plan")
+            .map(Some)
+            .map_err(|e| value_error(e.to_string()));
+    }
+    if let Ok(path) = p.extract::<std::path::PathBuf>() {
+        return PlanFile::load(&path)
+            .map(Some)
+            .map_err(|e| value_error(e.to_string()));
+    }
+    Err(value_error(
+        "plan: expected the plan's JSON text (Workload.plan()) or the path of a plan file \
+         (rtgpu analyze --plan)",
+    ))
 }
 
 /// A percentage in [0, 100] as parts per million (`--sporadic`, `--bcet`).
@@ -113,20 +144,30 @@ fn config<'w>(w: &'w Workload, a: &SimArgs<'_, '_>) -> PyResult<(Cow<'w, Workloa
 /// `rtgpu simulate`'s (klmirqd's independent servers charged).
 pub(crate) fn simulate(py: Python<'_>, w: &Workload, a: &SimArgs<'_, '_>) -> PyResult<PySimResult> {
     let (w, cfg) = config(w, a)?;
+    let plan = plan_arg(a.plan)?;
     // The simulation runs on a thread of its own while this one, every
     // 50 ms, lets Python handle its signals: Ctrl-C raises
     // KeyboardInterrupt and stops the simulation (issue 22).
     let cancel = std::sync::atomic::AtomicBool::new(false);
     let outcome = std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel();
-        let (w, cfg, cancel) = (&w, &cfg, &cancel);
+        let (w, cfg, cancel, plan) = (&w, &cfg, &cancel, plan.as_ref());
         scope.spawn(move || {
             let run = || {
-                let result = rtgpu_sim::simulate_cancellable(w, cfg, cancel)?;
                 let extra = rtgpu_sim::analysis_extra(w, cfg);
-                let (report, _) = analyze_with(w, &extra);
-                let bounds: Vec<Option<Time>> =
-                    report.tasks.iter().map(|t| t.response_time).collect();
+                // With a plan, the bounds it carries and no analysis;
+                // without, the bounds of the analysis that placed the run.
+                let (result, bounds): (SimResult, Vec<Option<Time>>) = match plan {
+                    Some(p) => (
+                        rtgpu_sim::simulate_planned_cancellable(w, cfg, Some(p), cancel)?,
+                        p.bounds(w),
+                    ),
+                    None => {
+                        let (result, report) = rtgpu_sim::simulate_analysed(w, cfg, Some(cancel))?;
+                        let bounds = report.tasks.iter().map(|t| t.response_time).collect();
+                        (result, bounds)
+                    }
+                };
                 Ok::<_, rtgpu_sim::SimError>((result, bounds, extra.bottom_halves))
             };
             let _ = tx.send(run());

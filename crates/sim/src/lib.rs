@@ -31,6 +31,7 @@
 //! [`trace::chrome_json`]).
 
 pub mod engine;
+pub mod plan;
 pub mod plot;
 mod queue;
 pub mod scenario;
@@ -39,6 +40,7 @@ pub mod trace;
 
 use serde::Serialize;
 
+pub use plan::PlanFile;
 pub use rtgpu_policy::Time;
 pub use scenario::Scenario;
 pub use setup::analysis_extra;
@@ -216,8 +218,40 @@ impl std::error::Error for SimError {}
 
 /// Simulate `w` under `cfg`.
 pub fn simulate(w: &rtgpu_model::Workload, cfg: &SimConfig) -> Result<SimResult, SimError> {
-    let plan = setup::build(w, cfg)?;
-    Ok(engine::Engine::new(plan, cfg).run())
+    simulate_planned(w, cfg, None)
+}
+
+/// [`simulate`] with the placement, priorities and split budgets of `plan`
+/// (written by `rtgpu analyze --plan`) instead of analysing `w` again;
+/// `Err` naming what differs when the plan is not `w`'s
+/// ([`PlanFile::check`]). `None`: analyse, as [`simulate`].
+pub fn simulate_planned(
+    w: &rtgpu_model::Workload,
+    cfg: &SimConfig,
+    plan: Option<&PlanFile>,
+) -> Result<SimResult, SimError> {
+    let setup = setup::build(w, cfg, plan, &mut None)?;
+    Ok(engine::Engine::new(setup, cfg).run())
+}
+
+/// [`simulate`], returning beside the result the analysis of `w` that
+/// placed it (`rtgpu_analysis::workload::analyze_with(w,
+/// &analysis_extra(w, cfg))`, whose bounds front ends print beside the
+/// observations), so that a caller does not analyse (partition) the
+/// workload a second time for them.
+pub fn simulate_analysed(
+    w: &rtgpu_model::Workload,
+    cfg: &SimConfig,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<(SimResult, rtgpu_analysis::workload::Report), SimError> {
+    let mut analysis = None;
+    let setup = setup::build(w, cfg, None, &mut analysis)?;
+    let result = engine::Engine::new(setup, cfg).run_until(cancel);
+    if cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
+        return Err(SimError("interrupted".to_string()));
+    }
+    let report = analysis.ok_or_else(|| SimError(format!("{}: not analysed", w.name)))?;
+    Ok((result, report))
 }
 
 /// [`simulate`] that stops when `cancel` is set (a caller's Ctrl-C):
@@ -227,8 +261,19 @@ pub fn simulate_cancellable(
     cfg: &SimConfig,
     cancel: &std::sync::atomic::AtomicBool,
 ) -> Result<SimResult, SimError> {
-    let plan = setup::build(w, cfg)?;
-    let result = engine::Engine::new(plan, cfg).run_until(Some(cancel));
+    simulate_planned_cancellable(w, cfg, None, cancel)
+}
+
+/// [`simulate_planned`] that stops when `cancel` is set, as
+/// [`simulate_cancellable`].
+pub fn simulate_planned_cancellable(
+    w: &rtgpu_model::Workload,
+    cfg: &SimConfig,
+    plan: Option<&PlanFile>,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Result<SimResult, SimError> {
+    let setup = setup::build(w, cfg, plan, &mut None)?;
+    let result = engine::Engine::new(setup, cfg).run_until(Some(cancel));
     if cancel.load(std::sync::atomic::Ordering::Relaxed) {
         return Err(SimError("interrupted".to_string()));
     }

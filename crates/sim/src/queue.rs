@@ -1,5 +1,8 @@
 //! The simulator's priority queues.
 //!
+//! [`ReadyHeap`]: a scheduling domain's ready threads (a binary heap of
+//! the ready ones only).
+//!
 //! [`MinTree`]: a tournament (winner) tree over a fixed set of slots, each
 //! holding at most one key; setting or clearing a slot replays the matches
 //! on its path to the root (log2 of the slot count), the minimum is read at
@@ -129,10 +132,53 @@ impl<K: TreeKey> MinTree<K> {
     }
 
     /// The smallest key, if any slot is set.
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn min(&self) -> Option<K> {
         let k = self.nodes[1];
         (k != K::FREE).then_some(k)
+    }
+}
+
+/// A scheduling domain's ready queue: a binary min-heap of the keys of its
+/// ready threads only, `(priority << 64 | thread)`, so its size and the
+/// memory an operation touches follow the threads ready there, not the
+/// threads that exist (a tournament tree over every thread cost log2 of
+/// all of them, mostly cache misses, per operation). The engine pushes a
+/// thread that becomes ready and pops the most urgent one to run it; an
+/// entry leaves from elsewhere only when a ready thread's key changes (an
+/// interrupt thread re-keyed while it waits), by a scan of the domain's
+/// ready threads.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ReadyHeap {
+    heap: BinaryHeap<Reverse<Key>>,
+}
+
+impl ReadyHeap {
+    /// The smallest key (`EMPTY` if none).
+    #[inline(always)]
+    pub(crate) fn root(&self) -> Key {
+        self.heap.peek().map_or(EMPTY, |r| r.0)
+    }
+
+    /// Thread `i` (the low half of `key`) ready with `key`; it must not be
+    /// in the heap already.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, key: Key) {
+        debug_assert!(
+            self.heap.iter().all(|k| k.0 as u64 != key as u64),
+            "a thread is in its ready heap once"
+        );
+        self.heap.push(Reverse(key));
+    }
+
+    /// Thread `i` leaves the heap (nothing if it is not in it).
+    #[inline]
+    pub(crate) fn remove(&mut self, i: usize) {
+        if self.root() != EMPTY && self.root() as u64 == i as u64 {
+            self.heap.pop();
+        } else {
+            self.heap.retain(|k| k.0 as u64 != i as u64);
+        }
     }
 }
 
@@ -299,6 +345,38 @@ mod tests {
                 let want = model.iter().copied().filter(|&k| k != EMPTY).min();
                 assert_eq!(t.min(), want, "n = {n}");
                 assert_eq!(t.get(i), model[i]);
+            }
+        }
+    }
+
+    /// The ready heap's minimum is the smallest key pushed and not
+    /// removed, like a tournament tree's over the same operations.
+    #[test]
+    fn ready_heap_min_follows_pushes_and_removals() {
+        let mut rng = Rng::new(5);
+        for n in [1usize, 2, 3, 7, 40, 300] {
+            let mut h = ReadyHeap::default();
+            let mut t = MinTree::new(n);
+            for _ in 0..5000 {
+                let i = rng.range(0, n as u64 - 1) as usize;
+                if rng.range(0, 2) == 0 {
+                    h.remove(i);
+                    t.clear(i);
+                } else {
+                    // A thread's new key replaces its old one.
+                    h.remove(i);
+                    let k = key(rng.range(0, 30), i as u64);
+                    h.push(k);
+                    t.set(i, k);
+                }
+                assert_eq!(h.root(), t.root(), "n = {n}");
+                if rng.range(0, 3) == 0 && h.root() != EMPTY {
+                    // The engine's pop of the top.
+                    let top = h.root() as u64 as usize;
+                    h.remove(top);
+                    t.clear(top);
+                    assert_eq!(h.root(), t.root(), "n = {n}");
+                }
             }
         }
     }

@@ -4,12 +4,13 @@
 
 use rtgpu_analysis::server::Server;
 use rtgpu_analysis::workload::{
-    analyze_with, klmirqd_independent, Extra, Reservation, TaskVerdict,
+    analyze_with, klmirqd_independent, Extra, PieceReport, Report, Reservation, TaskVerdict,
 };
 use rtgpu_model::{CpuScheduler, InterruptHandling, Overheads, Workload};
 use rtgpu_policy::engine_lock::copy_time;
 use rtgpu_policy::Time;
 
+use crate::plan::{PlanFile, PlanPiece};
 use crate::{Klmirqd, SimConfig, SimError};
 
 /// The scheduling domain of SCHED_DEADLINE threads: not a domain of
@@ -145,7 +146,123 @@ pub fn analysis_extra(w: &Workload, cfg: &SimConfig) -> Extra {
     }
 }
 
-pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
+/// What the simulator takes of a task's analysis (or of a plan): its CPU
+/// reservation, whether it was placed, its pieces (P-FP), its cluster and
+/// its FP rank.
+struct Placement {
+    reservation: Option<Reservation>,
+    /// P-FP: no placement (the simulator runs such a CPU-only task below
+    /// every placed one, and refuses a GPU-using one).
+    unplaced: bool,
+    pieces: Vec<PieceReport>,
+    cluster: Option<usize>,
+    priority: Option<u32>,
+}
+
+/// The analysis' placements of `w`'s tasks, and the name of its method.
+/// Where the full (GPU-aware) analysis could not place every task, the
+/// placement of the workload's CPU view (GPU sections dropped) is used (a
+/// note says so).
+fn analysed_placements(
+    w: &Workload,
+    extra: &Extra,
+    notes: &mut Vec<String>,
+    analysis: &mut Option<Report>,
+) -> (Vec<Placement>, String) {
+    let (mut report, mut plan) = analyze_with(w, extra);
+    // The workload's own analysis, whose bounds front ends print.
+    *analysis = Some(report.clone());
+    // A task the GPU-aware analysis leaves without a placement sends the
+    // simulator to the CPU view's placement, except under P-FP when only
+    // CPU-only tasks are unplaced: those run below every placed task
+    // (below), where they delay none of them, so the analysis' placement
+    // and bounds stay what is simulated.
+    let pfp = w.policy.cpu_scheduler == CpuScheduler::PartitionedFp;
+    let unplaced_somewhere = report.tasks.iter().enumerate().any(|(i, t)| {
+        let unplaced = t.verdict == TaskVerdict::Unplaced
+            || t.verdict == TaskVerdict::NotAnalysed
+            || (pfp && plan.tasks.get(i).is_none_or(|p| p.pieces.is_empty()));
+        !w.tasks[i].reservation && unplaced && (!pfp || w.tasks[i].uses_gpu())
+    });
+    if unplaced_somewhere && w.tasks.iter().any(|t| t.uses_gpu()) {
+        let mut cpu_view = w.clone();
+        for t in &mut cpu_view.tasks {
+            t.gpu = None;
+        }
+        (report, plan) = analyze_with(&cpu_view, extra);
+        notes.push(
+            "the GPU-aware analysis could not place every task; the simulator uses the \
+             placement and priorities of the workload's CPU view (GPU sections dropped)"
+                .into(),
+        );
+    }
+    let placements = report
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, tr)| {
+            let pt = plan.tasks.get(i);
+            let pieces = pt.map_or_else(Vec::new, |p| p.pieces.clone());
+            Placement {
+                reservation: pt.and_then(|p| p.reservation),
+                unplaced: tr.verdict == TaskVerdict::Unplaced || pieces.is_empty(),
+                pieces,
+                cluster: tr.cluster,
+                priority: tr.priority,
+            }
+        })
+        .collect();
+    (placements, report.method.to_string())
+}
+
+/// The placements a plan gives `w`'s tasks (checked against `w`). A P-FP
+/// task is placed when its pieces' budgets cover its WCET; a task's
+/// cluster is the one of its first core; a G-FP or C-FP rank is read back
+/// from its SCHED_FIFO priority (rank r at 99 - r, [`PlanFile::check`]
+/// refuses clamped ones).
+fn plan_placements(w: &Workload, p: &PlanFile) -> Vec<Placement> {
+    let cluster_of_core = |core: u32| {
+        w.platform
+            .clusters
+            .iter()
+            .position(|c| core >= c.first_core && core < c.first_core + c.cores)
+    };
+    let fp = !matches!(
+        w.policy.cpu_scheduler,
+        CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf
+    );
+    p.tasks
+        .iter()
+        .zip(&w.tasks)
+        .map(|(pt, t)| {
+            let pieces: Vec<PieceReport> = pt.pieces.iter().map(PlanPiece::report).collect();
+            let placed: Time = pieces.iter().map(|x| x.budget).sum();
+            Placement {
+                reservation: pt.reservation.map(|r| r.reservation()),
+                unplaced: pieces.is_empty() || placed < t.wcet,
+                cluster: pt.cores.first().and_then(|&c| cluster_of_core(c)),
+                priority: match w.policy.cpu_scheduler {
+                    CpuScheduler::PartitionedFp => pieces.first().map(|x| x.priority),
+                    _ if fp => pt
+                        .sched_fifo_priority
+                        .map(|prio| 99u32.saturating_sub(prio as u32)),
+                    _ => None,
+                },
+                pieces,
+            }
+        })
+        .collect()
+}
+
+/// The simulator's tables for `w` under `cfg`, placed by `given` or by
+/// the analysis; `analysis` receives the workload's analysis when one ran
+/// (what [`crate::simulate_analysed`] returns beside the result).
+pub(crate) fn build(
+    w: &Workload,
+    cfg: &SimConfig,
+    given: Option<&PlanFile>,
+    analysis: &mut Option<Report>,
+) -> Result<Setup, SimError> {
     if w.tasks.is_empty() {
         return Err(SimError(format!("{}: no tasks to simulate", w.name)));
     }
@@ -166,31 +283,13 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
                 .into(),
         );
     }
-    let (mut report, mut plan) = analyze_with(w, &extra);
-    // A task the GPU-aware analysis leaves without a placement sends the
-    // simulator to the CPU view's placement, except under P-FP when only
-    // CPU-only tasks are unplaced: those run below every placed task
-    // (below), where they delay none of them, so the analysis' placement
-    // and bounds stay what is simulated.
-    let pfp = sched == CpuScheduler::PartitionedFp;
-    let unplaced_somewhere = report.tasks.iter().enumerate().any(|(i, t)| {
-        let unplaced = t.verdict == TaskVerdict::Unplaced
-            || t.verdict == TaskVerdict::NotAnalysed
-            || (pfp && plan.tasks.get(i).is_none_or(|p| p.pieces.is_empty()));
-        !w.tasks[i].reservation && unplaced && (!pfp || w.tasks[i].uses_gpu())
-    });
-    if unplaced_somewhere && w.tasks.iter().any(|t| t.uses_gpu()) {
-        let mut cpu_view = w.clone();
-        for t in &mut cpu_view.tasks {
-            t.gpu = None;
+    let (placements, method) = match given {
+        Some(p) => {
+            p.check(w)?;
+            (plan_placements(w, p), "plan's".to_string())
         }
-        (report, plan) = analyze_with(&cpu_view, &extra);
-        notes.push(
-            "the GPU-aware analysis could not place every task; the simulator uses the \
-             placement and priorities of the workload's CPU view (GPU sections dropped)"
-                .into(),
-        );
-    }
+        None => analysed_placements(w, &extra, &mut notes, analysis),
+    };
     let cores = w.platform.total_cores() as usize;
     let cluster_of_core = |core: usize| {
         w.platform
@@ -220,8 +319,8 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
     let mut unplaced = Vec::new();
     let mut not_placed: Vec<String> = Vec::new();
     for (i, t) in w.tasks.iter().enumerate() {
-        let tr = &report.tasks[i];
-        let reservation = plan.tasks.get(i).and_then(|p| p.reservation);
+        let pl = &placements[i];
+        let reservation = pl.reservation;
         if t.reservation && t.gpu.as_ref().is_some_and(|g| g.cpu > 0) {
             return Err(SimError(format!(
                 "{}: task {} is a CPU reservation with CPU time inside its GPU section,                  which is not supported (the workload file rejects it)",
@@ -240,11 +339,10 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
                 key: 0,
             }],
             CpuScheduler::PartitionedFp => {
-                let pt = &plan.tasks[i];
-                if (tr.verdict == TaskVerdict::Unplaced || pt.pieces.is_empty()) && t.uses_gpu() {
+                if pl.unplaced && t.uses_gpu() {
                     unplaced.push(t.name.clone());
                     continue;
-                } else if tr.verdict == TaskVerdict::Unplaced || pt.pieces.is_empty() {
+                } else if pl.unplaced {
                     // A CPU-only task the partitioning could not place: on
                     // a core in turn, below every placed task there.
                     let core = not_placed.len() % cores.max(1);
@@ -256,8 +354,8 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
                         key: rank_key((1 << 30) + i as u32),
                     }]
                 } else {
-                    let single = pt.pieces.len() == 1;
-                    pt.pieces
+                    let single = pl.pieces.len() == 1;
+                    pl.pieces
                         .iter()
                         .map(|p| Piece {
                             domain: p.core as usize,
@@ -271,13 +369,13 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
             _ => {
                 let domain = match sched {
                     CpuScheduler::GlobalFp | CpuScheduler::GlobalEdf => 0,
-                    _ => tr.cluster.unwrap_or(0),
+                    _ => pl.cluster.unwrap_or(0),
                 };
                 vec![Piece {
                     domain,
                     budget: Time::MAX,
                     offset: 0,
-                    key: rank_key(tr.priority.unwrap_or(i as u32 + 1)),
+                    key: rank_key(pl.priority.unwrap_or(i as u32 + 1)),
                 }]
             }
         };
@@ -313,7 +411,7 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
             "{}: the {} partitioning could not place {} task(s) ({}); the simulator runs \
              only what the analysis placed (see `rtgpu analyze`)",
             w.name,
-            report.method,
+            method,
             unplaced.len(),
             unplaced.join(", ")
         )));
@@ -374,7 +472,7 @@ pub(crate) fn build(w: &Workload, cfg: &SimConfig) -> Result<Setup, SimError> {
             _ if ts.reservation.is_some() => w.platform.first_gpu_cluster().unwrap_or(0),
             CpuScheduler::PartitionedFp => cluster_of_core(first_core),
             _ if global => t.cluster.unwrap_or(0),
-            _ => report.tasks[i].cluster.unwrap_or(0),
+            _ => placements[i].cluster.unwrap_or(0),
         };
         let group = match g.vgpu {
             Some(v) => gpus[w.vgpus[v].gpu].group,

@@ -35,11 +35,11 @@ impl Engine {
         }
         if iu < self.s.tasks.len() {
             // Piece bookkeeping (P-FP split tasks).
-            let npieces = self.s.tasks[iu].pieces.len();
-            let mut piece = self.jobs[iu].piece;
+            let npieces = self.jobs[iu].npieces as usize;
+            let mut piece = self.jobs[iu].piece as usize;
             if self.threads[iu].piece_left == 0 && piece + 1 < npieces {
                 piece += 1;
-                self.jobs[iu].piece = piece;
+                self.jobs[iu].piece = piece as u32;
                 let p = &self.s.tasks[iu].pieces[piece];
                 let last = piece + 1 == npieces;
                 let release = self.jobs[iu].arrival + p.offset;
@@ -70,7 +70,7 @@ impl Engine {
             // queue.
             match self.first_idle(d) {
                 Some(c) => self.dispatch(i, c),
-                None => match self.preemptible(d) {
+                None => match self.preemptible(d, queue::key(key, i as u64)) {
                     Some((worst, c)) if queue::key(key, i as u64 + 1) < worst => {
                         self.preempt(c);
                         self.dispatch(i, c);
@@ -90,23 +90,43 @@ impl Engine {
     /// instant: it is finishing, not preemptible (its Segment event, same
     /// instant, maybe not processed yet, frees the core and reschedules;
     /// found by the 1M soundness run).
+    ///
+    /// `None` at once, without looking at the cores, when a thread of key
+    /// `ready` (`(key << 64 | thread)`) could preempt none of them
+    /// (`ready + 1 >= run_max[d]`, an upper bound of the domain's running
+    /// keys): the callers compare `ready + 1 < worst`, which fails then.
     #[inline]
-    pub(super) fn preemptible(&self, d: usize) -> Option<(u128, usize)> {
+    pub(super) fn preemptible(&mut self, d: usize, ready: u128) -> Option<(u128, usize)> {
+        if ready.saturating_add(1) >= self.run_max[d] {
+            return None;
+        }
         let now = self.now;
         let mut worst = 0u128;
+        let mut max = 0u128;
         let mut at = 0;
         let base = self.run_at[d];
         for (k, &(v, end)) in self.dom_run[base..self.run_at[d + 1]].iter().enumerate() {
+            max = max.max(v);
             let v = if end > now { v } else { 0 };
             if v > worst {
                 worst = v;
                 at = k;
             }
         }
+        self.run_max[d] = max;
         if worst == 0 {
             return None;
         }
         Some((worst, self.dom_cores[base + at]))
+    }
+
+    /// Core `c`'s entry in its domain's running keys is now `(v, end)`.
+    #[inline(always)]
+    pub(super) fn set_run(&mut self, c: usize, v: u128, end: Time) {
+        let core = &self.cores[c];
+        self.dom_run[core.run as usize] = (v, end);
+        let m = &mut self.run_max[core.domain as usize];
+        *m = (*m).max(v);
     }
 
     /// The first idle core of domain `d` in the domain's order.
@@ -145,22 +165,23 @@ impl Engine {
     /// The most urgent ready thread of domain `d`: `(key, thread)`.
     #[inline]
     pub(super) fn valid_top(&self, d: usize) -> Option<(u64, u32)> {
-        self.ready[d]
-            .min()
-            .map(queue::split)
+        let top = self.ready[d].root();
+        (top != queue::EMPTY)
+            .then(|| queue::split(top))
             .map(|(key, tid)| (key, tid as u32))
     }
 
     /// Thread `i` ready in domain `d` with `key`.
     #[inline(always)]
     pub(super) fn ready_set(&mut self, d: usize, i: usize, key: queue::Key) {
-        self.ready[d].set(i, key);
+        debug_assert_eq!(key as u64 as usize, i, "a ready key names its thread");
+        self.ready[d].push(key);
         self.ready_top[d] = self.ready[d].root();
     }
 
     #[inline(always)]
     pub(super) fn ready_clear(&mut self, d: usize, i: usize) {
-        self.ready[d].clear(i);
+        self.ready[d].remove(i);
         self.ready_top[d] = self.ready[d].root();
     }
 
@@ -173,7 +194,7 @@ impl Engine {
             let tid = top as u32;
             let core = match self.first_idle(d) {
                 Some(c) => c,
-                None => match self.preemptible(d) {
+                None => match self.preemptible(d, top) {
                     Some((worst, c)) if top + 1 < worst => {
                         self.preempt(c);
                         c
@@ -198,7 +219,7 @@ impl Engine {
         th.seg_len = th.remaining.min(th.piece_left);
         let end = start.saturating_add(th.seg_len);
         let run = queue::key(th.key, tid as u64 + 1);
-        self.dom_run[self.cores[c].run as usize] = (run, end);
+        self.set_run(c, run, end);
         let core = &mut self.cores[c];
         core.running = Some(tid);
         core.stamp = core.stamp.wrapping_add(1);

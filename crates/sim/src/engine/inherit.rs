@@ -24,7 +24,7 @@ impl Engine {
     pub(super) fn owner_key(&mut self, i: u32) -> u64 {
         let (key, fresh) = self.peek_owner_key(i);
         if fresh {
-            self.key_cache[i as usize] = Some(key);
+            self.jobs[i as usize].key_cache = Some(key);
         }
         key
     }
@@ -34,7 +34,7 @@ impl Engine {
     #[inline(always)]
     pub(super) fn peek_owner_key(&self, i: u32) -> (u64, bool) {
         let iu = i as usize;
-        let cached = self.key_cache[iu];
+        let cached = self.jobs[iu].key_cache;
         if let Some(k) = cached {
             if !cfg!(debug_assertions) {
                 return (k, false);
@@ -72,17 +72,20 @@ impl Engine {
     /// asked for and check any cached one.
     #[inline]
     pub(super) fn invalidate(&mut self, i: usize, depth: u8) {
-        self.key_cache[i] = None;
+        self.jobs[i].key_cache = None;
         let j = &self.jobs[i];
         if j.phase == Phase::Gpu {
             let g = j.section_gpu;
             self.holder_key[g] = None;
             self.irq_dirty[g / 64] |= 1 << (g % 64);
         }
-        let waiting = (j.reqs[0].is_some() && !j.held[0])
-            || (j.reqs[1].is_some() && !j.held[1])
-            || (j.gpu_lock.is_some() && !j.held[2]);
-        if depth > 0 && waiting {
+        // (A job that starts, depth 0, reads none of its section's state.)
+        let waiting = || {
+            (j.reqs[0].is_some() && !j.held[0])
+                || (j.reqs[1].is_some() && !j.held[1])
+                || (j.gpu_lock.is_some() && !j.held[2])
+        };
+        if depth > 0 && waiting() {
             self.invalidate_up(i, depth);
         }
     }
@@ -95,9 +98,9 @@ impl Engine {
     /// priorities are the old ones' minimum with `c`, so cached ones are
     /// lowered instead of dropped (debug builds recompute and check them).
     pub(super) fn inherit_more(&mut self, i: usize, c: u64, hops: u8) {
-        if let Some(k) = self.key_cache[i] {
+        if let Some(k) = self.jobs[i].key_cache {
             if c < k {
-                self.key_cache[i] = Some(c);
+                self.jobs[i].key_cache = Some(c);
             }
         }
         let j = &self.jobs[i];
@@ -164,7 +167,7 @@ impl Engine {
         debug_assert!(!j.held.contains(&true), "no lock held at a section's start");
         let group = self.s.tasks[i].gpu.as_ref().map_or(0, |gt| gt.group);
         if !j.has_token || self.allocators[group].queue_len(j.token) <= 1 {
-            self.key_cache[i] = Some(self.threads[i].key);
+            self.jobs[i].key_cache = Some(self.threads[i].key);
         }
     }
 

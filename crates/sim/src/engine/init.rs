@@ -15,7 +15,7 @@ use rtgpu_policy::token::{self, QueueRule, TokenAllocator};
 use rtgpu_policy::vgpu::{VgpuConfig, VgpuPolicy, VgpuScheduler};
 use rtgpu_policy::Time;
 
-use crate::queue::{self, EventQueue, MinTree};
+use crate::queue::{self, EventQueue, ReadyHeap};
 use crate::setup::{fixed_irq_key, Setup};
 use crate::SimConfig;
 
@@ -23,7 +23,7 @@ use super::deadline::{DlEntity, DL};
 use super::device::Bus;
 use super::overheads::interrupt_costs;
 use super::stats::{Buckets, Stats};
-use super::{Core, Engine, Job, Phase, TState, Thread};
+use super::{Core, Engine, Job, Pending, Phase, TState, Thread};
 
 impl Engine {
     pub(crate) fn new(s: Setup, cfg: &SimConfig) -> Engine {
@@ -58,8 +58,10 @@ impl Engine {
             }
         }
         let nthreads = threads.len();
-        let jobs = (0..n)
-            .map(|_| Job {
+        let jobs = s
+            .tasks
+            .iter()
+            .map(|t| Job {
                 active: false,
                 seq: 0,
                 arrival: 0,
@@ -68,12 +70,34 @@ impl Engine {
                 phase: Phase::Only,
                 post_work: 0,
                 piece: 0,
+                dom0: t.pieces[0].domain as u32,
+                npieces: t.pieces.len() as u32,
                 blocked: 0,
                 blocked_since: None,
+                key_cache: None,
                 gpu: None,
-                pending: VecDeque::new(),
+                pending: Pending::default(),
                 released: 0,
                 next_arrival: 0,
+                wcet: t.wcet,
+                deadline: t.deadline,
+                period: t.period,
+                jitter: t.jitter,
+                key0: t.pieces[0].key,
+                budget0: t.pieces[0].budget,
+                gpu_cpu: t.gpu.as_ref().map(|g| g.cpu),
+                stats: Stats {
+                    jobs: 0,
+                    unfinished: 0,
+                    misses: 0,
+                    max_response: 0,
+                    sum_response: 0,
+                    sum_pct: 0.0,
+                    max_pct: 0.0,
+                    max_tardiness: 0,
+                    max_blocking: 0,
+                    migrations: 0,
+                },
                 ops: Vec::new(),
                 ops_for: None,
                 pc: 0,
@@ -180,20 +204,6 @@ impl Engine {
         let costs = interrupt_costs(&s.overheads);
         let nb = cfg.buckets.max(1);
         let bucket = cfg.duration.div_ceil(nb as Time).max(1);
-        let stats = (0..n)
-            .map(|_| Stats {
-                jobs: 0,
-                unfinished: 0,
-                misses: 0,
-                max_response: 0,
-                sum_response: 0,
-                sum_pct: 0.0,
-                max_pct: 0.0,
-                max_tardiness: 0,
-                max_blocking: 0,
-                migrations: 0,
-            })
-            .collect();
         let ndomains = s.domains.len();
         let ncores = s.cores;
         // Flat per-domain tables: the cores of each domain in its order,
@@ -258,7 +268,8 @@ impl Engine {
             rng: Rng::new(cfg.seed),
             threads,
             jobs,
-            ready: (0..ndomains).map(|_| MinTree::new(nthreads)).collect(),
+            ready: (0..ndomains).map(|_| ReadyHeap::default()).collect(),
+            run_max: vec![0; ndomains],
             ready_top: vec![queue::EMPTY; ndomains],
             cores: places
                 .iter()
@@ -296,7 +307,6 @@ impl Engine {
             irq_current: vec![None; g],
             handling,
             costs,
-            stats,
             records: Vec::new(),
             inversions: Vec::new(),
             spans: Vec::new(),
@@ -317,7 +327,6 @@ impl Engine {
             run_at,
             dom_cores,
             bus_done: Vec::new(),
-            key_cache: vec![None; n],
             holder_key: vec![None; g],
             irq_dirty: vec![0; g.div_ceil(64)],
             dl,

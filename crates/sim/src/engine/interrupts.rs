@@ -274,7 +274,8 @@ impl Engine {
                 // ready thread preempt it.
                 let c = c as usize;
                 let d = self.cores[c].domain as usize;
-                self.dom_run[self.cores[c].run as usize].0 = queue::key(key, tid as u64 + 1);
+                let end = self.dom_run[self.cores[c].run as usize].1;
+                self.set_run(c, queue::key(key, tid as u64 + 1), end);
                 self.schedule(d);
             }
             _ => {}

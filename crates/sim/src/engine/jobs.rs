@@ -15,9 +15,9 @@ impl Engine {
         if arrival >= self.cfg.duration {
             return;
         }
-        let t = &self.s.tasks[i as usize];
-        let jitter = if t.jitter > 0 {
-            self.rng.range(0, t.jitter)
+        let jitter = self.jobs[i as usize].jitter;
+        let jitter = if jitter > 0 {
+            self.rng.range(0, jitter)
         } else {
             0
         };
@@ -31,7 +31,7 @@ impl Engine {
     }
 
     pub(super) fn gap(&mut self, i: u32) -> Time {
-        let period = self.s.tasks[i as usize].period;
+        let period = self.jobs[i as usize].period;
         match self.cfg.releases {
             Releases::Periodic => period,
             Releases::Sporadic { max_extra_ppm } => {
@@ -70,19 +70,20 @@ impl Engine {
         }
         self.jobs[iu].released -= 1;
         self.jobs[iu].pending.pop_front();
-        let t = &self.s.tasks[iu];
-        let mut work = t.wcet;
+        let wcet = self.jobs[iu].wcet;
+        let mut work = wcet;
         if self.cfg.bcet_ppm < 1_000_000 {
-            let lo = (t.wcet as u128 * self.cfg.bcet_ppm as u128 / 1_000_000) as Time;
-            work = self.rng.range(lo.max(1).min(t.wcet), t.wcet);
+            let lo = (wcet as u128 * self.cfg.bcet_ppm as u128 / 1_000_000) as Time;
+            work = self.rng.range(lo.max(1).min(wcet), wcet);
         }
         let charge = self.release_charge();
-        let first_piece_budget = t.pieces[0].budget;
-        let key0 = t.pieces[0].key;
-        let dom0 = t.pieces[0].domain as u32;
-        let deadline = arrival + t.deadline;
         let edf = self.s.edf;
         let j = &mut self.jobs[iu];
+        let first_piece_budget = j.budget0;
+        let key0 = j.key0;
+        let dom0 = j.dom0;
+        let single = j.npieces == 1;
+        let deadline = arrival + j.deadline;
         j.active = true;
         j.seq += 1;
         j.arrival = arrival;
@@ -93,9 +94,9 @@ impl Engine {
         j.gpu = None;
         j.piece = 0;
         j.interrupts = 0;
-        let (phase, first, post) = if let Some(g) = t.gpu.as_ref() {
+        let (phase, first, post) = if let Some(section_cpu) = j.gpu_cpu {
             // The section's CPU work runs in its section thread.
-            let outside = work.saturating_sub(g.cpu);
+            let outside = work.saturating_sub(section_cpu);
             (Phase::Pre, outside / 2 + charge, outside - outside / 2)
         } else {
             (Phase::Only, work + charge, 0)
@@ -104,7 +105,7 @@ impl Engine {
         j.post_work = post;
         let th = &mut self.threads[iu];
         th.remaining = first;
-        th.piece_left = if self.s.tasks[iu].pieces.len() == 1 {
+        th.piece_left = if single {
             Time::MAX
         } else {
             first_piece_budget

@@ -199,7 +199,7 @@ impl Engine {
             // token queue's): when that is what it had, it stays.
             let group = self.s.tasks[iu].gpu.as_ref().map_or(0, |gt| gt.group);
             let base = self.effective_key(iu as u32, &self.allocators[group], 0);
-            if self.key_cache[iu] != Some(base) {
+            if self.jobs[iu].key_cache != Some(base) {
                 self.invalidate(iu, INHERIT_DEPTH);
             }
             for g in &grants[before..] {

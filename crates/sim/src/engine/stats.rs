@@ -74,24 +74,25 @@ impl Engine {
     /// jobs are recorded.
     pub(super) fn count_completion(&mut self, iu: usize) {
         let now = self.now;
-        let t = &self.s.tasks[iu];
-        let j = &self.jobs[iu];
+        let j = &mut self.jobs[iu];
         let response = now - j.arrival;
-        let deadline = j.arrival + t.deadline;
+        let deadline = j.arrival + j.deadline;
         let miss = now > deadline;
         let tardiness = now.saturating_sub(deadline);
-        let st = &mut self.stats[iu];
+        let (period, blocked) = (j.period, j.blocked);
+        let st = &mut j.stats;
         st.jobs += 1;
         st.misses += miss as u64;
         st.max_response = st.max_response.max(response);
         st.sum_response += response as u128;
-        let pct = response as f64 * 100.0 / t.period as f64;
+        let pct = response as f64 * 100.0 / period as f64;
         st.sum_pct += pct;
         if pct > st.max_pct {
             st.max_pct = pct;
         }
         st.max_tardiness = st.max_tardiness.max(tardiness);
-        st.max_blocking = st.max_blocking.max(j.blocked);
+        st.max_blocking = st.max_blocking.max(blocked);
+        let j = &self.jobs[iu];
         if self.cfg.record_jobs {
             self.records.push(JobRecord {
                 task: iu as u32,
@@ -120,7 +121,7 @@ impl Engine {
             let released = self.jobs[i].released as usize;
             unfinished.extend(self.jobs[i].pending.iter().take(released));
             for (arrival, ready) in unfinished {
-                let st = &mut self.stats[i];
+                let st = &mut self.jobs[i].stats;
                 st.unfinished += 1;
                 let deadline = arrival + t.deadline;
                 let late = deadline < end;
@@ -149,7 +150,7 @@ impl Engine {
             .s
             .tasks
             .iter()
-            .zip(&self.stats)
+            .zip(self.jobs.iter().map(|j| &j.stats))
             .map(|(t, st)| TaskStats {
                 name: t.name.clone(),
                 period: t.period,
