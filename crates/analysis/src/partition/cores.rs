@@ -54,6 +54,10 @@ pub(super) struct Core {
     /// Per piece, the time demand W(t) at its deadline point t = D − J
     /// ([`point_demand`]), kept up to date on insertion with one division.
     pub(super) point: Vec<Time>,
+    /// Σ C/T of everything on the core, servers included (f64, for the
+    /// O(1) overload pre-check of [`Core::try_insert_by`] only; every
+    /// decision near U = 1 is left to the exact RTA).
+    pub(super) util: f64,
 }
 
 impl Core {
@@ -65,6 +69,7 @@ impl Core {
             resp: Vec::with_capacity(n),
             exact: Vec::with_capacity(n),
             point: Vec::with_capacity(n),
+            util: 0.0,
         }
     }
 
@@ -115,6 +120,7 @@ impl Core {
         self.resp.clear();
         self.exact.clear();
         self.point.clear();
+        self.util = top.iter().map(Task::utilization).sum();
     }
 
     /// Set every response time as exact, after the core was rebuilt, and
@@ -128,6 +134,7 @@ impl Core {
             self.point
                 .push(point_demand(&self.tasks[..i], &self.tasks[i]));
         }
+        self.util = self.tasks.iter().map(Task::utilization).sum();
     }
 
     pub(super) fn pieces(&self) -> Vec<Piece> {
@@ -140,6 +147,118 @@ impl Core {
     }
 
     /// Insert `item` at its place under the key order `key_less` if the core
+    /// stays schedulable (issue 24: the cost per insertion does not grow
+    /// with the work already analysed on the core beyond one O(1) step per
+    /// lower-priority piece).
+    ///
+    /// - O(1) overload pre-check: if Σ C/T of the core with the new piece
+    ///   exceeds 1 (f64, by a margin far above its rounding), the lowest
+    ///   piece's level-i busy period never closes and the exact RTA would
+    ///   reject it too (Liu & Layland 1973's necessary condition U ≤ 1).
+    /// - Only the new piece and those below it are re-analysed (the
+    ///   response times of higher-priority pieces do not change). The new
+    ///   piece is tried at its deadline point ([`point_demand`]); each piece
+    ///   below it updates its deadline-point demand with one division (the
+    ///   new piece's jobs, [`point_jobs`]). A piece that passes keeps its
+    ///   previous response time as a lower bound (adding interference only
+    ///   raises the least fixed point, Tindell et al. 1994, Eq. 4), raised
+    ///   by [`chain_start`] from the piece above: O(1), no sum over the
+    ///   pieces above. Only a piece that fails the point test runs the exact
+    ///   RTA, warm-started from that lower bound.
+    /// - Exact response times of the pieces that passed the point test are
+    ///   computed once, at the end ([`Core::make_exact`]).
+    ///
+    /// The same decisions and (after [`Core::make_exact`]) the same response
+    /// times as [`Core::try_insert_by_reference`], property-tested.
+    pub(super) fn try_insert_by<const S: bool>(
+        &mut self,
+        item: Item,
+        key_less: impl Fn(&Task, &Task) -> bool,
+        scratch: &mut Vec<(Time, bool, Time)>,
+    ) -> bool {
+        #[cfg(any(test, feature = "reference"))]
+        if reference::enabled() {
+            return self.try_insert_by_reference::<S>(item, key_less, scratch);
+        }
+        let new = item.task;
+        let util = self.util + new.utilization();
+        if util > 1.0 + 1e-9 {
+            return false;
+        }
+        // Indices below are of pieces (`items`, `resp`, ...); piece i is
+        // `tasks[top + i]`.
+        let top = self.top::<S>();
+        let pos = self.tasks[top..].partition_point(|t| key_less(t, &new));
+        // The new piece, against everything above it.
+        let (first, first_exact, first_point) = {
+            let higher = &self.tasks[..top + pos];
+            let above = match pos.checked_sub(1) {
+                None => 0,
+                Some(a) => chain_start(&self.tasks[top + a], self.resp[a], &new),
+            };
+            let point = point_demand(higher, &new);
+            if point <= new.deadline.saturating_sub(new.jitter) {
+                let cold = higher
+                    .iter()
+                    .fold(new.blocking.saturating_add(new.wcet), |s, h| {
+                        s.saturating_add(h.wcet)
+                    });
+                (new.jitter.saturating_add(above.max(cold)), false, point)
+            } else {
+                match fp::response_time_from(higher, &new, above) {
+                    Some(r) => (r, true, point),
+                    None => return false,
+                }
+            }
+        };
+        // The pieces below it (old indices pos..; in `tasks` they moved one
+        // down). `scratch` gets their new (resp, exact, point); the other
+        // vectors change only once the core is known to stay schedulable.
+        self.tasks.insert(top + pos, new);
+        scratch.clear();
+        let mut above_task = new;
+        let mut above_resp = first;
+        for i in pos..self.items.len() {
+            let task = &self.tasks[top + i + 1];
+            let start = chain_start(&above_task, above_resp, task)
+                .max(self.resp[i].saturating_sub(task.jitter));
+            let point = self.point[i].saturating_add(point_jobs(task, &new));
+            let entry = if point <= task.deadline.saturating_sub(task.jitter) {
+                // W(D − J) ≤ D − J: the least fixed point is at most D − J;
+                // `start` stays a lower bound.
+                (task.jitter.saturating_add(start), false, point)
+            } else {
+                match fp::response_time_from(&self.tasks[..top + i + 1], task, start) {
+                    Some(r) => (r, true, point),
+                    None => {
+                        self.tasks.remove(top + pos);
+                        return false;
+                    }
+                }
+            };
+            scratch.push(entry);
+            above_task = *task;
+            above_resp = entry.0;
+        }
+        self.util = util;
+        self.items.insert(pos, item);
+        for (i, e) in scratch.iter().enumerate() {
+            self.resp[pos + i] = e.0;
+            self.exact[pos + i] = e.1;
+            self.point[pos + i] = e.2;
+        }
+        self.resp.insert(pos, first);
+        self.exact.insert(pos, first_exact);
+        self.point.insert(pos, first_point);
+        true
+    }
+
+    /// The insertion as it was before issue 24 (kept, for the property tests
+    /// and the benchmark's side-by-side run, as the reference the fast
+    /// [`Core::try_insert_by`] must agree with): the same decisions, but each
+    /// piece below the new one sums Σ_hp C afresh, O(n) per piece.
+    ///
+    /// Insert `item` at its place under the key order `key_less` if the core
     /// stays schedulable. Only the new piece and those below it are
     /// re-analysed (higher-priority response times do not change). Each is
     /// first tried at its deadline point ([`point_demand`], updated with one
@@ -149,7 +268,8 @@ impl Core {
     /// from the one above ([`chain_start`]). Exact response times of the
     /// pieces that passed the point test are computed once, at the end
     /// ([`Core::make_exact`]).
-    pub(super) fn try_insert_by<const S: bool>(
+    #[cfg(any(test, feature = "reference"))]
+    pub(super) fn try_insert_by_reference<const S: bool>(
         &mut self,
         item: Item,
         key_less: impl Fn(&Task, &Task) -> bool,
@@ -269,4 +389,32 @@ pub(super) fn schedulable_into(tasks: &[Task], top: usize, resp: &mut Vec<Time>)
         }
     }
     true
+}
+
+/// The switch between [`Core::try_insert_by`] and the pre-issue-24
+/// [`Core::try_insert_by_reference`] (tests and the benchmark's
+/// side-by-side run; per thread).
+#[cfg(any(test, feature = "reference"))]
+pub(crate) mod reference {
+    use std::cell::Cell;
+
+    thread_local! {
+        static ENABLED: Cell<bool> = const { Cell::new(false) };
+    }
+
+    pub(crate) fn enabled() -> bool {
+        ENABLED.with(Cell::get)
+    }
+
+    /// Run `f` with the reference insertion on this thread.
+    pub(crate) fn with<R>(f: impl FnOnce() -> R) -> R {
+        struct Reset(bool);
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                ENABLED.with(|e| e.set(self.0));
+            }
+        }
+        let _reset = Reset(ENABLED.with(|e| e.replace(true)));
+        f()
+    }
 }

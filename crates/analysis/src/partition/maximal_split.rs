@@ -101,11 +101,28 @@ pub(super) fn max_top_wcet(
             s.saturating_add(task.deadline / h.period)
         });
         if linear > fp::MAX_SCHEDULING_POINTS {
-            // Long deadlines over short periods: sweeping every point would
-            // take as long as D/T (10^12 steps for D = 1000 s, T' = 1 ns);
-            // fp's reference answers by a search whose cost does not grow
-            // with D/T. `best` only ever decreases, so it is a valid cap.
-            return fp::max_top_priority_wcet(core, period, deadline, best).unwrap_or(0);
+            // Many points (long deadlines over short periods, or thousands
+            // of pieces on the core): sweeping them would cost as much as
+            // their number. Binary search on C' instead, as fp's reference
+            // does for this τ_k ([`fp::max_top_priority_wcet`]'s search
+            // branch): whether τ_k meets its deadline is monotone in C', it
+            // does at C' = 0 (the core is schedulable) and not at `best`
+            // (step 1). Each probe is the warm-started RTA of step 1, and
+            // only the few τ_k that step 1 rejects are searched (fp
+            // searches every τ_k from a cold start: O(n²) RTAs per split
+            // on a core of n pieces, issue 24).
+            let fits = |c: Time| fits_below_new_task(higher, task, period, c, resp[k]);
+            let (mut lo, mut hi) = (0, best); // fits(lo), !fits(hi)
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if fits(mid) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            best = lo;
+            continue;
         }
         // A reduced point costs k + 1 divisions, a swept point about as much
         // as three (measured): use the reduced set while it is cheaper.

@@ -354,6 +354,16 @@ pub fn is_partitionable_with(
     }
 }
 
+/// Run `f` with this thread's partitioners using the per-core insertion as
+/// it was before issue 24 (the same results, more slowly), for the
+/// benchmark's old-vs-new comparison in one run. Only with the `reference`
+/// feature.
+#[cfg(feature = "reference")]
+#[doc(hidden)]
+pub fn with_reference_insertion<R>(f: impl FnOnce() -> R) -> R {
+    cores::reference::with(f)
+}
+
 /// Input positions of `tasks` in the order `order` takes them (exact).
 pub fn task_order(tasks: &[Task], order: Order) -> Vec<usize> {
     let mut idx = Vec::with_capacity(tasks.len());
