@@ -337,7 +337,7 @@ impl Core {
 /// deadline point t = D − J, saturating; `Time::MAX` when the point test
 /// does not apply (D > T, or J > D). W(t) ≤ t is a sufficient test (the
 /// least fixed point is then ≤ t); `false` means "run the exact RTA".
-fn point_demand(higher: &[Task], task: &Task) -> Time {
+pub(super) fn point_demand(higher: &[Task], task: &Task) -> Time {
     if task.deadline > task.period || task.jitter > task.deadline {
         return Time::MAX;
     }
@@ -349,7 +349,7 @@ fn point_demand(higher: &[Task], task: &Task) -> Time {
 }
 
 /// The demand of `h` in `task`'s deadline-point window: ⌈(D − J + J_h)/T_h⌉·C_h.
-fn point_jobs(task: &Task, h: &Task) -> Time {
+pub(super) fn point_jobs(task: &Task, h: &Task) -> Time {
     let t = task.deadline.saturating_sub(task.jitter);
     t.saturating_add(h.jitter)
         .div_ceil(h.period)
@@ -376,6 +376,7 @@ pub(super) fn chain_start(above: &Task, above_resp: Time, task: &Task) -> Time {
 /// Whether every task of `tasks[top..]` (priority order, below the
 /// servers `tasks[..top]`, which are not analysed) meets its deadline; the
 /// response times of `tasks[top..]` go to `resp`.
+#[cfg(any(test, feature = "reference"))]
 pub(super) fn schedulable_into(tasks: &[Task], top: usize, resp: &mut Vec<Time>) -> bool {
     resp.clear();
     for i in top..tasks.len() {
