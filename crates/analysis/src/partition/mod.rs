@@ -87,6 +87,7 @@ mod cores;
 mod fit;
 mod maximal_split;
 mod splitting;
+mod step_sum;
 #[cfg(test)]
 mod tests;
 

@@ -8,9 +8,9 @@ use crate::fp;
 use crate::task::{cmp_ratio, Task, Time};
 use std::cmp::Ordering;
 
-use super::cores::{chain_start, point_demand, point_jobs, Core, Item};
 #[cfg(any(test, feature = "reference"))]
 use super::cores::schedulable_into;
+use super::cores::{chain_start, point_demand, point_jobs, Core, Item};
 use super::maximal_split::{max_top_wcet, PointScratch};
 #[cfg(doc)]
 use super::maximal_split::{maximal_split, maximal_split_with};
