@@ -126,10 +126,12 @@ impl Core {
                         &task,
                     ));
                 }
-                let r = if task.deadline <= task.period {
+                let base = task.blocking.saturating_add(task.wcet);
+                let r = if task.deadline <= task.period && base > 0 {
                     // fp's first iterate is B + C + Σ_hp C; any start up to
-                    // the least fixed point reaches the same point.
-                    let base = task.blocking.saturating_add(task.wcet);
+                    // the least fixed point reaches the same point (with
+                    // B + C = 0, fp stops at the least one above Σ_hp C, not
+                    // at 0: left to fp).
                     let limit = task.deadline.saturating_sub(task.jitter);
                     steps
                         .fixed_point(base, start.max(base), limit)
@@ -259,45 +261,79 @@ impl Core {
             }
         };
         // The pieces below it (old indices pos..; in `tasks` they moved one
-        // down). `scratch` gets their new (resp, exact, point); the other
-        // vectors change only once the core is known to stay schedulable.
+        // down), updated in place. A piece that passes the point test keeps
+        // its response time as a lower bound (no longer exact); one that
+        // fails gets its exact RTA, and `scratch` remembers its previous
+        // (resp, exact) so that a rejection can restore the core.
         self.tasks.insert(top + pos, new);
         scratch.clear();
-        let mut above_task = new;
-        let mut above_resp = first;
         for i in pos..self.items.len() {
             let task = &self.tasks[top + i + 1];
-            let start = chain_start(&above_task, above_resp, task)
-                .max(self.resp[i].saturating_sub(task.jitter));
             let point = self.point[i].saturating_add(point_jobs(task, &new));
-            let entry = if point <= task.deadline.saturating_sub(task.jitter) {
-                // W(D − J) ≤ D − J: the least fixed point is at most D − J;
-                // `start` stays a lower bound.
-                (task.jitter.saturating_add(start), false, point)
+            self.point[i] = point;
+            let limit = task.deadline.saturating_sub(task.jitter);
+            if point <= limit {
+                // W(D − J) ≤ D − J: the least fixed point is at most D − J.
+                self.exact[i] = false;
+                continue;
+            }
+            let above = if i == pos { first } else { self.resp[i - 1] };
+            let start = chain_start(&self.tasks[top + i], above, task)
+                .max(self.resp[i].saturating_sub(task.jitter));
+            let higher = &self.tasks[..top + i + 1];
+            // (B + C = 0: fp starts from Σ_hp C, above the fixed point 0.)
+            let r = if task.deadline <= task.period && task.blocking.saturating_add(task.wcet) > 0 {
+                window_from(higher, task, start, limit).map(|w| w + task.jitter)
             } else {
-                match fp::response_time_from(&self.tasks[..top + i + 1], task, start) {
-                    Some(r) => (r, true, point),
-                    None => {
-                        self.tasks.remove(top + pos);
-                        return false;
-                    }
-                }
+                fp::response_time_from(higher, task, start)
             };
-            scratch.push(entry);
-            above_task = *task;
-            above_resp = entry.0;
+            match r {
+                Some(r) => {
+                    scratch.push((i as Time, self.exact[i], self.resp[i]));
+                    self.resp[i] = r;
+                    self.exact[i] = true;
+                }
+                None => {
+                    self.undo_insert(top, pos, i, &new, scratch);
+                    return false;
+                }
+            }
         }
         self.util = util;
         self.items.insert(pos, item);
-        for (i, e) in scratch.iter().enumerate() {
-            self.resp[pos + i] = e.0;
-            self.exact[pos + i] = e.1;
-            self.point[pos + i] = e.2;
-        }
         self.resp.insert(pos, first);
         self.exact.insert(pos, first_exact);
         self.point.insert(pos, first_point);
         true
+    }
+
+    /// Undo what [`Core::try_insert_by`] changed before piece `failed`
+    /// (old index) failed: the new piece out of `tasks`, the demands of the
+    /// pieces pos..=failed back, and the response times the RTA raised
+    /// (`scratch`). Pieces that passed stay marked inexact, which is always
+    /// sound (their response time is still a lower bound).
+    #[cold]
+    fn undo_insert(
+        &mut self,
+        top: usize,
+        pos: usize,
+        failed: usize,
+        new: &Task,
+        scratch: &[(Time, bool, Time)],
+    ) {
+        for i in pos..=failed {
+            let task = &self.tasks[top + i + 1];
+            // Exactly what was added (saturation only ever reaches MAX,
+            // which stays MAX: the point test does not apply there).
+            if self.point[i] != Time::MAX {
+                self.point[i] -= point_jobs(task, new);
+            }
+        }
+        for &(i, exact, resp) in scratch {
+            self.resp[i as usize] = resp;
+            self.exact[i as usize] = exact;
+        }
+        self.tasks.remove(top + pos);
     }
 
     /// The insertion as it was before issue 24 (kept, for the property tests
@@ -418,6 +454,33 @@ pub(super) fn chain_start(above: &Task, above_resp: Time, task: &Task) -> Time {
         .saturating_sub(above.jitter)
         .saturating_add(task.blocking)
         .saturating_add(task.wcet)
+}
+
+/// The least fixed point w ≥ `start` of w = B + C + Σ_hp ⌈(w + J_j)/T_j⌉·C_j
+/// for `task` with D ≤ T below `higher`, or `None` once w exceeds `limit` =
+/// D − J (or on overflow): [`fp::response_time_from`]'s first job without
+/// its up-front passes over `higher` (the Σ C/T > 1 shortcut and the cold
+/// start Σ C): with D ≤ T no fixed point within D − J exists when the
+/// level's utilization exceeds 1 (W(w) ≥ w·U_hp + C > w for 0 < w ≤ T), and
+/// any `start` up to the least fixed point reaches it. The response time
+/// is w + J. Requires B + C > 0 (fp starts above the fixed point 0).
+fn window_from(higher: &[Task], task: &Task, start: Time, limit: Time) -> Option<Time> {
+    let base = task.blocking.checked_add(task.wcet)?;
+    let mut w = start.max(base);
+    loop {
+        let mut next = base;
+        for h in higher {
+            let jobs = w.checked_add(h.jitter)?.div_ceil(h.period);
+            next = next.checked_add(jobs.checked_mul(h.wcet)?)?;
+        }
+        if next > limit {
+            return None;
+        }
+        if next == w {
+            return Some(w);
+        }
+        w = next;
+    }
 }
 
 /// Whether every task of `tasks[top..]` (priority order, below the
