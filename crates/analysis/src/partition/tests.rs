@@ -474,3 +474,6 @@ fn validate(tasks: &[Task], p: &Partition) {
         }
     }
 }
+
+#[path = "scale_tests.rs"]
+mod scale_tests;
