@@ -17,7 +17,7 @@ use response_time_analysis::{
     arrival::Sporadic, demand::RBF, fixed_priority, time::Duration, wcet,
 };
 use rtgpu_analysis::generate::{uunifast_tasks, Rng};
-use rtgpu_analysis::partition::{is_partitionable, partition, Heuristic};
+use rtgpu_analysis::partition::{is_partitionable, partition, with_reference_insertion, Heuristic};
 use rtgpu_analysis::{fp, Task};
 
 struct Case {
@@ -145,6 +145,13 @@ fn main() {
     let pdms_decide = measure(&pdms_wide, seconds, |s| is_partitionable(s, 8, ds));
     let pdms_seed_full = measure(&pdms_seed, seconds, |s| partition(s, 8, ds).is_ok());
     let pdms_seed_decide = measure(&pdms_seed, seconds, |s| is_partitionable(s, 8, ds));
+    // The partitioner before issue 24 on the same sets, in the same run.
+    let (old_seed_full, old_seed_decide) = with_reference_insertion(|| {
+        (
+            measure(&pdms_seed, seconds, |s| partition(s, 8, ds).is_ok()),
+            measure(&pdms_seed, seconds, |s| is_partitionable(s, 8, ds)),
+        )
+    });
 
     let cases = [
         Case {
@@ -170,6 +177,14 @@ fn main() {
         Case {
             name: "pdms_hpts_ds m=8 n=40 U=6 T seed 003: decision",
             rate: pdms_seed_decide,
+        },
+        Case {
+            name: "pdms_hpts_ds T seed 003: full plan, before issue 24",
+            rate: old_seed_full,
+        },
+        Case {
+            name: "pdms_hpts_ds T seed 003: decision, before issue 24",
+            rate: old_seed_decide,
         },
     ];
     if json {
@@ -201,7 +216,12 @@ fn main() {
         pdms_wide.len(),
         pdms_seed.len()
     );
-    println!("  goals on this machine class: RTA >= 700000/s, PDMS_HPTS_DS >= 50000/s");
+    println!(
+        "  pdms_hpts_ds seed 003 now / before issue 24: full plan {:.2}x, decision {:.2}x",
+        pdms_seed_full / old_seed_full,
+        pdms_seed_decide / old_seed_decide
+    );
+    println!("  goals on this machine class: RTA >= 700000/s, PDMS_HPTS_DS >= 80000/s (issue 24)");
 }
 
 fn usage(err: &str) -> ! {

@@ -253,6 +253,11 @@ impl Core {
                         s.saturating_add(h.wcet)
                     });
                 (new.jitter.saturating_add(above.max(cold)), false, point)
+            } else if new.deadline <= new.period && new.blocking.saturating_add(new.wcet) > 0 {
+                match window_from(higher, &new, above, deadline_point(&new)) {
+                    Some(w) => (w + new.jitter, true, point),
+                    None => return false,
+                }
             } else {
                 match fp::response_time_from(higher, &new, above) {
                     Some(r) => (r, true, point),
@@ -278,8 +283,14 @@ impl Core {
                 continue;
             }
             let above = if i == pos { first } else { self.resp[i - 1] };
-            let start = chain_start(&self.tasks[top + i], above, task)
-                .max(self.resp[i].saturating_sub(task.jitter));
+            let mut own = self.resp[i].saturating_sub(task.jitter);
+            if self.exact[i] && task.deadline <= task.period {
+                // w was the fixed point without the new piece: W'(w) = w +
+                // the new piece's jobs in w, a lower bound on the new fixed
+                // point (W' ≥ W is monotone), one RTA pass saved.
+                own = own.saturating_add(jobs_at(own, &new));
+            }
+            let start = chain_start(&self.tasks[top + i], above, task).max(own);
             let higher = &self.tasks[..top + i + 1];
             // (B + C = 0: fp starts from Σ_hp C, above the fixed point 0.)
             let r = if task.deadline <= task.period && task.blocking.saturating_add(task.wcet) > 0 {
@@ -481,6 +492,19 @@ fn window_from(higher: &[Task], task: &Task, start: Time, limit: Time) -> Option
         }
         w = next;
     }
+}
+
+/// t = D − J, the point of the deadline-point test.
+fn deadline_point(task: &Task) -> Time {
+    task.deadline.saturating_sub(task.jitter)
+}
+
+/// ⌈(t + J_h)/T_h⌉·C_h: the demand of `h` in a window of length t
+/// (Tindell et al. 1994, Eq. 4).
+fn jobs_at(t: Time, h: &Task) -> Time {
+    t.saturating_add(h.jitter)
+        .div_ceil(h.period)
+        .saturating_mul(h.wcet)
 }
 
 /// Whether every task of `tasks[top..]` (priority order, below the
