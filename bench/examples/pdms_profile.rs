@@ -1,12 +1,28 @@
 //! Profiling driver: PDMS_HPTS_DS on the benchmark's task sets, for
 //! `valgrind --tool=callgrind` (instruction counts are repeatable).
+//! `pdms_profile seed003` uses rtgpu-bench's seed 003 periods (T uniform in
+//! 100 .. 5000 µs) instead of log-uniform 1 ms .. 1 s.
 use rtgpu_analysis::generate::{uunifast_tasks, Rng};
 use rtgpu_analysis::partition::{partition, Heuristic};
+use rtgpu_analysis::Task;
 
 fn main() {
+    let seed003 = std::env::args().nth(1).as_deref() == Some("seed003");
     let mut rng = Rng::new(7);
     let sets: Vec<_> = (0..300)
-        .map(|_| uunifast_tasks(&mut rng, 40, 6.0, 1_000_000, 1_000_000_000))
+        .map(|_| {
+            let set = uunifast_tasks(&mut rng, 40, 6.0, 1_000_000, 1_000_000_000);
+            if !seed003 {
+                return set;
+            }
+            set.into_iter()
+                .map(|t| {
+                    let period = rng.range(100, 5000) * 1000;
+                    let wcet = ((t.utilization() * period as f64).round() as u64).clamp(1, period);
+                    Task::implicit(t.id, wcet, period)
+                })
+                .collect()
+        })
         .collect();
     let ok = sets
         .iter()

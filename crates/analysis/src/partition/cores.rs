@@ -100,7 +100,7 @@ impl Core {
                     task,
                 ));
             }
-            self.resp[i] = fp::response_time_from(&self.tasks[..top + i], task, start)
+            self.resp[i] = response_time_from(&self.tasks[..top + i], task, start)
                 .expect("the deadline-point test showed the core schedulable");
             self.exact[i] = true;
         }
@@ -245,13 +245,20 @@ impl Core {
                 None => 0,
                 Some(a) => chain_start(&self.tasks[top + a], self.resp[a], &new),
             };
-            let point = point_demand(higher, &new);
+            // W(D − J) ([`point_demand`]) and the RTA's cold start
+            // B + C + Σ_hp C in one pass.
+            let (point, cold) = if new.deadline > new.period || new.jitter > new.deadline {
+                (Time::MAX, 0)
+            } else {
+                let own = new.blocking.saturating_add(new.wcet);
+                higher.iter().fold((own, own), |(p, c), h| {
+                    (
+                        p.saturating_add(point_jobs(&new, h)),
+                        c.saturating_add(h.wcet),
+                    )
+                })
+            };
             if point <= new.deadline.saturating_sub(new.jitter) {
-                let cold = higher
-                    .iter()
-                    .fold(new.blocking.saturating_add(new.wcet), |s, h| {
-                        s.saturating_add(h.wcet)
-                    });
                 (new.jitter.saturating_add(above.max(cold)), false, point)
             } else if new.deadline <= new.period && new.blocking.saturating_add(new.wcet) > 0 {
                 match window_from(higher, &new, above, deadline_point(&new)) {
@@ -292,12 +299,7 @@ impl Core {
             }
             let start = chain_start(&self.tasks[top + i], above, task).max(own);
             let higher = &self.tasks[..top + i + 1];
-            // (B + C = 0: fp starts from Σ_hp C, above the fixed point 0.)
-            let r = if task.deadline <= task.period && task.blocking.saturating_add(task.wcet) > 0 {
-                window_from(higher, task, start, limit).map(|w| w + task.jitter)
-            } else {
-                fp::response_time_from(higher, task, start)
-            };
+            let r = response_time_from(higher, task, start);
             match r {
                 Some(r) => {
                     scratch.push((i as Time, self.exact[i], self.resp[i]));
@@ -491,6 +493,17 @@ fn window_from(higher: &[Task], task: &Task, start: Time, limit: Time) -> Option
             return Some(w);
         }
         w = next;
+    }
+}
+
+/// [`fp::response_time_from`], by [`window_from`] where it applies (D ≤ T,
+/// B + C > 0: with B + C = 0 fp starts from Σ_hp C, above the fixed point
+/// 0): the same answers without fp's up-front passes over `higher`.
+pub(super) fn response_time_from(higher: &[Task], task: &Task, start: Time) -> Option<Time> {
+    if task.deadline <= task.period && task.blocking.saturating_add(task.wcet) > 0 {
+        window_from(higher, task, start, deadline_point(task)).map(|w| w + task.jitter)
+    } else {
+        fp::response_time_from(higher, task, start)
     }
 }
 

@@ -10,7 +10,7 @@ use std::cmp::Ordering;
 
 #[cfg(any(test, feature = "reference"))]
 use super::cores::schedulable_into;
-use super::cores::{chain_start, point_demand, point_jobs, Core, Item};
+use super::cores::{chain_start, point_demand, point_jobs, response_time_from, Core, Item};
 use super::maximal_split::{max_top_wcet, PointScratch};
 #[cfg(doc)]
 use super::maximal_split::{maximal_split, maximal_split_with};
@@ -383,7 +383,7 @@ fn hp_task_split<const S: bool>(
             core.resp.push(task.jitter.saturating_add(start));
             core.exact.push(false);
         } else {
-            let r = fp::response_time_from(&core.tasks[..top + i], &task, start)
+            let r = response_time_from(&core.tasks[..top + i], &task, start)
                 .expect("MaximalSplit keeps the core schedulable");
             core.resp.push(r);
             core.exact.push(true);
@@ -440,7 +440,7 @@ fn rest_schedulable(core: &Core, pos: usize, k: usize, top: usize, s: &mut Split
         let resp = if point <= task.deadline.saturating_sub(task.jitter) {
             task.jitter.saturating_add(start)
         } else {
-            match fp::response_time_from(higher, task, start) {
+            match response_time_from(higher, task, start) {
                 Some(r) => r,
                 None => return false,
             }
