@@ -1,13 +1,16 @@
 //! Profiling driver: PDMS_HPTS_DS on the benchmark's task sets, for
 //! `valgrind --tool=callgrind` (instruction counts are repeatable).
 //! `pdms_profile seed003` uses rtgpu-bench's seed 003 periods (T uniform in
-//! 100 .. 5000 µs) instead of log-uniform 1 ms .. 1 s.
+//! 100 .. 5000 µs) instead of log-uniform 1 ms .. 1 s; a further
+//! `reference` runs the partitioner as it was before issue 24.
 use rtgpu_analysis::generate::{uunifast_tasks, Rng};
-use rtgpu_analysis::partition::{partition, Heuristic};
+use rtgpu_analysis::partition::{partition, with_reference_insertion, Heuristic};
 use rtgpu_analysis::Task;
 
 fn main() {
-    let seed003 = std::env::args().nth(1).as_deref() == Some("seed003");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let seed003 = args.iter().any(|a| a == "seed003");
+    let reference = args.iter().any(|a| a == "reference");
     let mut rng = Rng::new(7);
     let sets: Vec<_> = (0..300)
         .map(|_| {
@@ -24,9 +27,15 @@ fn main() {
                 .collect()
         })
         .collect();
-    let ok = sets
-        .iter()
-        .filter(|s| partition(s, 8, Heuristic::PdmsHptsDs).is_ok())
-        .count();
+    let run = || {
+        sets.iter()
+            .filter(|s| partition(s, 8, Heuristic::PdmsHptsDs).is_ok())
+            .count()
+    };
+    let ok = if reference {
+        with_reference_insertion(run)
+    } else {
+        run()
+    };
     println!("{ok}/{}", sets.len());
 }
