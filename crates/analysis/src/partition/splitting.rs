@@ -397,7 +397,7 @@ fn hp_task_split<const S: bool>(
 /// the servers, `s.tasks`) and its top `k` pieces removed is schedulable:
 /// the test of HPTaskSplit's loop (seed 003 Algorithm 1, "while
 /// ¬IsSchedulable"), with the same answers as a full RTA of the remaining
-/// core ([`schedulable_into`]) but from the core's deadline-point demands:
+/// core (`schedulable_into`) but from the core's deadline-point demands:
 /// each remaining piece's W(D − J) loses the jobs of the removed pieces and
 /// gains τ_f's if τ_f stays above it (one division each), the demand test
 /// W(D − J) ≤ D − J decides where it holds and the exact RTA elsewhere.
