@@ -17,7 +17,7 @@ use response_time_analysis::{
     arrival::Sporadic, demand::RBF, fixed_priority, time::Duration, wcet,
 };
 use rtgpu_analysis::generate::{uunifast_tasks, Rng};
-use rtgpu_analysis::partition::{is_partitionable, partition, Heuristic};
+use rtgpu_analysis::partition::{is_partitionable, partition, with_reference_insertion, Heuristic};
 use rtgpu_analysis::{fp, Task};
 
 struct Case {
@@ -42,6 +42,35 @@ fn measure<F: FnMut(&[Task]) -> bool>(sets: &[Vec<Task>], seconds: f64, mut f: F
         best = best.max(done as f64 / start.elapsed().as_secs_f64());
     }
     best
+}
+
+/// Like [`measure`] for two implementations on the same sets, rounds
+/// alternating between them so that both see the same machine load (this
+/// machine is shared); returns both best rates.
+fn measure_pair<F: FnMut(&[Task]) -> bool, G: FnMut(&[Task]) -> bool>(
+    sets: &[Vec<Task>],
+    seconds: f64,
+    mut f: F,
+    mut g: G,
+) -> (f64, f64) {
+    let round = StdDuration::from_secs_f64(seconds / 5.0);
+    let (mut best_f, mut best_g): (f64, f64) = (0.0, 0.0);
+    let run = |h: &mut dyn FnMut(&[Task]) -> bool| {
+        let start = Instant::now();
+        let mut done = 0u64;
+        while start.elapsed() < round {
+            for s in sets {
+                black_box(h(black_box(s)));
+            }
+            done += sets.len() as u64;
+        }
+        done as f64 / start.elapsed().as_secs_f64()
+    };
+    for _ in 0..5 {
+        best_f = best_f.max(run(&mut f));
+        best_g = best_g.max(run(&mut g));
+    }
+    (best_f, best_g)
 }
 
 /// rtgpu: DM order then exact RTA.
@@ -143,8 +172,20 @@ fn main() {
         .count();
     let pdms_full = measure(&pdms_wide, seconds, |s| partition(s, 8, ds).is_ok());
     let pdms_decide = measure(&pdms_wide, seconds, |s| is_partitionable(s, 8, ds));
-    let pdms_seed_full = measure(&pdms_seed, seconds, |s| partition(s, 8, ds).is_ok());
-    let pdms_seed_decide = measure(&pdms_seed, seconds, |s| is_partitionable(s, 8, ds));
+    // Seed 003 periods, beside the partitioner before issue 24 on the same
+    // sets (rounds alternating, [`measure_pair`]).
+    let (pdms_seed_full, old_seed_full) = measure_pair(
+        &pdms_seed,
+        seconds,
+        |s| partition(s, 8, ds).is_ok(),
+        |s| with_reference_insertion(|| partition(s, 8, ds).is_ok()),
+    );
+    let (pdms_seed_decide, old_seed_decide) = measure_pair(
+        &pdms_seed,
+        seconds,
+        |s| is_partitionable(s, 8, ds),
+        |s| with_reference_insertion(|| is_partitionable(s, 8, ds)),
+    );
 
     let cases = [
         Case {
@@ -170,6 +211,14 @@ fn main() {
         Case {
             name: "pdms_hpts_ds m=8 n=40 U=6 T seed 003: decision",
             rate: pdms_seed_decide,
+        },
+        Case {
+            name: "pdms_hpts_ds T seed 003: full plan, before issue 24",
+            rate: old_seed_full,
+        },
+        Case {
+            name: "pdms_hpts_ds T seed 003: decision, before issue 24",
+            rate: old_seed_decide,
         },
     ];
     if json {
@@ -201,7 +250,12 @@ fn main() {
         pdms_wide.len(),
         pdms_seed.len()
     );
-    println!("  goals on this machine class: RTA >= 700000/s, PDMS_HPTS_DS >= 50000/s");
+    println!(
+        "  pdms_hpts_ds seed 003 now / before issue 24: full plan {:.2}x, decision {:.2}x",
+        pdms_seed_full / old_seed_full,
+        pdms_seed_decide / old_seed_decide
+    );
+    println!("  goals on this machine class: RTA >= 700000/s, PDMS_HPTS_DS >= 80000/s (issue 24)");
 }
 
 fn usage(err: &str) -> ! {

@@ -395,7 +395,7 @@ pub fn pdms_hpts_utilization_test(tasks: &[Task], m: usize) -> bool {
         return false;
     }
     let bound_num = 6003u128 * m as u128 + 928;
-    utilization_sum(tasks).cmp_fraction(bound_num, 10_000) == Ordering::Less
+    utilization_cmp(tasks, bound_num, 10_000) == Ordering::Less
 }
 
 /// Seed 003 Theorem 7 and §V.A as a sufficient test for PDMS_HPTS_DS:
@@ -415,7 +415,7 @@ pub fn pdms_hpts_ds_utilization_test(tasks: &[Task], m: usize) -> bool {
     } else {
         (6547u128, 10_000u128)
     };
-    utilization_sum(tasks).cmp_fraction(num * m as u128, den) == Ordering::Less
+    utilization_cmp(tasks, num * m as u128, den) == Ordering::Less
 }
 
 /// D = T, J = B = 0, 0 < T and C ≤ T: the task model of seed 003's bounds.
@@ -429,6 +429,28 @@ fn is_light(t: &Task) -> bool {
     match (2 * p + c).checked_mul(c) {
         Some(lhs) => lhs <= p * p,
         None => false,
+    }
+}
+
+/// Σ C/T compared with `num`/`den`, exactly. An f64 sum decides when it
+/// is farther from the bound than its rounding error can reach: each term
+/// C/T is within ε = 2⁻⁵³ of its value relatively and the naive sum of n
+/// non-negative terms adds at most (n − 1)·ε·Σ (Higham, "Accuracy and
+/// Stability of Numerical Algorithms", 2nd ed., §4.2), so |sum − Σ| ≤
+/// (n + 1)·ε·sum·(1 + small); a margin of 4(n + 2)·ε·max(sum, 1) (plus the
+/// bound's own rounding) is safe. Only near-ties go to the exact big
+/// rational ([`RatioSum`], whose size grows with n: O(n²) for n tasks,
+/// which made `rtgpu analyze` quadratic in the bound tests, issue 24).
+fn utilization_cmp(tasks: &[Task], num: u128, den: u128) -> Ordering {
+    let sum: f64 = tasks.iter().map(Task::utilization).sum();
+    let bound = num as f64 / den as f64;
+    let margin = 4.0 * (tasks.len() as f64 + 2.0) * f64::EPSILON * sum.max(bound).max(1.0);
+    if sum < bound - margin {
+        Ordering::Less
+    } else if sum > bound + margin {
+        Ordering::Greater
+    } else {
+        utilization_sum(tasks).cmp_fraction(num, den)
     }
 }
 

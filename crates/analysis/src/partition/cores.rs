@@ -6,7 +6,13 @@
 use crate::fp;
 use crate::task::{Task, Time};
 
+use super::step_sum::StepSum;
 use super::Piece;
+
+/// From this many pieces on, [`Core::make_exact`] keeps the interference of
+/// the pieces above in a [`StepSum`] instead of summing it afresh in every
+/// RTA iteration (below, the plain sum is faster).
+const STEP_SUM_PIECES: usize = 64;
 
 /// A piece waiting for, or placed on, a core.
 #[derive(Debug, Clone, Copy)]
@@ -54,6 +60,10 @@ pub(super) struct Core {
     /// Per piece, the time demand W(t) at its deadline point t = D − J
     /// ([`point_demand`]), kept up to date on insertion with one division.
     pub(super) point: Vec<Time>,
+    /// Σ C/T of everything on the core, servers included (f64, for the
+    /// O(1) overload pre-check of [`Core::try_insert_by`] only; every
+    /// decision near U = 1 is left to the exact RTA).
+    pub(super) util: f64,
 }
 
 impl Core {
@@ -65,6 +75,7 @@ impl Core {
             resp: Vec::with_capacity(n),
             exact: Vec::with_capacity(n),
             point: Vec::with_capacity(n),
+            util: 0.0,
         }
     }
 
@@ -73,6 +84,9 @@ impl Core {
     /// from the one above.
     pub(super) fn make_exact<const S: bool>(&mut self) {
         let top = self.top::<S>();
+        if self.items.len() >= STEP_SUM_PIECES {
+            return self.make_exact_stepped(top);
+        }
         for i in 0..self.items.len() {
             if self.exact[i] {
                 continue;
@@ -86,9 +100,49 @@ impl Core {
                     task,
                 ));
             }
-            self.resp[i] = fp::response_time_from(&self.tasks[..top + i], task, start)
+            self.resp[i] = response_time_from(&self.tasks[..top + i], task, start)
                 .expect("the deadline-point test showed the core schedulable");
             self.exact[i] = true;
+        }
+    }
+
+    /// [`Core::make_exact`] for a core of many pieces: the interference of
+    /// the pieces above is kept in a [`StepSum`] as the RTA goes down the
+    /// core (the same fixed points, the same warm starts; the pieces with
+    /// D > T, whose busy period may hold several jobs, still go to fp).
+    fn make_exact_stepped(&mut self, top: usize) {
+        let mut steps = StepSum::default();
+        for t in &self.tasks[..top] {
+            steps.add(t);
+        }
+        for i in 0..self.items.len() {
+            let task = self.tasks[top + i];
+            if !self.exact[i] {
+                let mut start = self.resp[i].saturating_sub(task.jitter);
+                if i > 0 {
+                    start = start.max(chain_start(
+                        &self.tasks[top + i - 1],
+                        self.resp[i - 1],
+                        &task,
+                    ));
+                }
+                let base = task.blocking.saturating_add(task.wcet);
+                let r = if task.deadline <= task.period && base > 0 {
+                    // fp's first iterate is B + C + Σ_hp C; any start up to
+                    // the least fixed point reaches the same point (with
+                    // B + C = 0, fp stops at the least one above Σ_hp C, not
+                    // at 0: left to fp).
+                    let limit = task.deadline.saturating_sub(task.jitter);
+                    steps
+                        .fixed_point(base, start.max(base), limit)
+                        .map(|w| w.saturating_add(task.jitter))
+                } else {
+                    fp::response_time_from(&self.tasks[..top + i], &task, start)
+                };
+                self.resp[i] = r.expect("the deadline-point test showed the core schedulable");
+                self.exact[i] = true;
+            }
+            steps.add(&task);
         }
     }
 
@@ -115,6 +169,7 @@ impl Core {
         self.resp.clear();
         self.exact.clear();
         self.point.clear();
+        self.util = top.iter().map(Task::utilization).sum();
     }
 
     /// Set every response time as exact, after the core was rebuilt, and
@@ -128,6 +183,7 @@ impl Core {
             self.point
                 .push(point_demand(&self.tasks[..i], &self.tasks[i]));
         }
+        self.util = self.tasks.iter().map(Task::utilization).sum();
     }
 
     pub(super) fn pieces(&self) -> Vec<Piece> {
@@ -140,6 +196,168 @@ impl Core {
     }
 
     /// Insert `item` at its place under the key order `key_less` if the core
+    /// stays schedulable (issue 24: the cost per insertion does not grow
+    /// with the work already analysed on the core beyond one O(1) step per
+    /// lower-priority piece).
+    ///
+    /// - O(1) overload pre-check: if Σ C/T of the core with the new piece
+    ///   exceeds 1 (f64, by a margin far above its rounding), the lowest
+    ///   piece's level-i busy period never closes and the exact RTA would
+    ///   reject it too (Liu & Layland 1973's necessary condition U ≤ 1).
+    /// - Only the new piece and those below it are re-analysed (the
+    ///   response times of higher-priority pieces do not change). The new
+    ///   piece is tried at its deadline point ([`point_demand`]); each piece
+    ///   below it updates its deadline-point demand with one division (the
+    ///   new piece's jobs, [`point_jobs`]). A piece that passes keeps its
+    ///   previous response time as a lower bound (adding interference only
+    ///   raises the least fixed point, Tindell et al. 1994, Eq. 4), raised
+    ///   by [`chain_start`] from the piece above: O(1), no sum over the
+    ///   pieces above. Only a piece that fails the point test runs the exact
+    ///   RTA, warm-started from that lower bound.
+    /// - Exact response times of the pieces that passed the point test are
+    ///   computed once, at the end ([`Core::make_exact`]).
+    ///
+    /// The same decisions and (after [`Core::make_exact`]) the same response
+    /// times as `Core::try_insert_by_reference`, property-tested.
+    pub(super) fn try_insert_by<const S: bool>(
+        &mut self,
+        item: Item,
+        key_less: impl Fn(&Task, &Task) -> bool,
+        scratch: &mut Vec<(Time, bool, Time)>,
+    ) -> bool {
+        #[cfg(any(test, feature = "reference"))]
+        if reference::enabled() {
+            return self.try_insert_by_reference::<S>(item, key_less, scratch);
+        }
+        let new = item.task;
+        // The f64 sum of n terms is within about n·ε·U of Σ C/T (ε = 2⁻⁵³):
+        // far below the 1e-9 margin for any n < 10⁶, so only sets that
+        // truly exceed 1 are rejected here.
+        let util = self.util + new.utilization();
+        if util > 1.0 + 1e-9 {
+            return false;
+        }
+        // Indices below are of pieces (`items`, `resp`, ...); piece i is
+        // `tasks[top + i]`.
+        let top = self.top::<S>();
+        let pos = self.tasks[top..].partition_point(|t| key_less(t, &new));
+        // The new piece, against everything above it.
+        let (first, first_exact, first_point) = {
+            let higher = &self.tasks[..top + pos];
+            let above = match pos.checked_sub(1) {
+                None => 0,
+                Some(a) => chain_start(&self.tasks[top + a], self.resp[a], &new),
+            };
+            // W(D − J) ([`point_demand`]) and the RTA's cold start
+            // B + C + Σ_hp C in one pass.
+            let (point, cold) = if new.deadline > new.period || new.jitter > new.deadline {
+                (Time::MAX, 0)
+            } else {
+                let own = new.blocking.saturating_add(new.wcet);
+                higher.iter().fold((own, own), |(p, c), h| {
+                    (
+                        p.saturating_add(point_jobs(&new, h)),
+                        c.saturating_add(h.wcet),
+                    )
+                })
+            };
+            if point <= new.deadline.saturating_sub(new.jitter) {
+                (new.jitter.saturating_add(above.max(cold)), false, point)
+            } else if new.deadline <= new.period && new.blocking.saturating_add(new.wcet) > 0 {
+                match window_from(higher, &new, above, deadline_point(&new)) {
+                    Some(w) => (w + new.jitter, true, point),
+                    None => return false,
+                }
+            } else {
+                match fp::response_time_from(higher, &new, above) {
+                    Some(r) => (r, true, point),
+                    None => return false,
+                }
+            }
+        };
+        // The pieces below it (old indices pos..; in `tasks` they moved one
+        // down), updated in place. A piece that passes the point test keeps
+        // its response time as a lower bound (no longer exact); one that
+        // fails gets its exact RTA, and `scratch` remembers its previous
+        // (resp, exact) so that a rejection can restore the core.
+        self.tasks.insert(top + pos, new);
+        scratch.clear();
+        for i in pos..self.items.len() {
+            let task = &self.tasks[top + i + 1];
+            let point = self.point[i].saturating_add(point_jobs(task, &new));
+            self.point[i] = point;
+            let limit = task.deadline.saturating_sub(task.jitter);
+            if point <= limit {
+                // W(D − J) ≤ D − J: the least fixed point is at most D − J.
+                self.exact[i] = false;
+                continue;
+            }
+            let above = if i == pos { first } else { self.resp[i - 1] };
+            let mut own = self.resp[i].saturating_sub(task.jitter);
+            if self.exact[i] && task.deadline <= task.period {
+                // w was the fixed point without the new piece: W'(w) = w +
+                // the new piece's jobs in w, a lower bound on the new fixed
+                // point (W' ≥ W is monotone), one RTA pass saved.
+                own = own.saturating_add(jobs_at(own, &new));
+            }
+            let start = chain_start(&self.tasks[top + i], above, task).max(own);
+            let higher = &self.tasks[..top + i + 1];
+            let r = response_time_from(higher, task, start);
+            match r {
+                Some(r) => {
+                    scratch.push((i as Time, self.exact[i], self.resp[i]));
+                    self.resp[i] = r;
+                    self.exact[i] = true;
+                }
+                None => {
+                    self.undo_insert(top, pos, i, &new, scratch);
+                    return false;
+                }
+            }
+        }
+        self.util = util;
+        self.items.insert(pos, item);
+        self.resp.insert(pos, first);
+        self.exact.insert(pos, first_exact);
+        self.point.insert(pos, first_point);
+        true
+    }
+
+    /// Undo what [`Core::try_insert_by`] changed before piece `failed`
+    /// (old index) failed: the new piece out of `tasks`, the demands of the
+    /// pieces pos..=failed back, and the response times the RTA raised
+    /// (`scratch`). Pieces that passed stay marked inexact, which is always
+    /// sound (their response time is still a lower bound).
+    #[cold]
+    fn undo_insert(
+        &mut self,
+        top: usize,
+        pos: usize,
+        failed: usize,
+        new: &Task,
+        scratch: &[(Time, bool, Time)],
+    ) {
+        for i in pos..=failed {
+            let task = &self.tasks[top + i + 1];
+            // Exactly what was added (saturation only ever reaches MAX,
+            // which stays MAX: the point test does not apply there).
+            if self.point[i] != Time::MAX {
+                self.point[i] -= point_jobs(task, new);
+            }
+        }
+        for &(i, exact, resp) in scratch {
+            self.resp[i as usize] = resp;
+            self.exact[i as usize] = exact;
+        }
+        self.tasks.remove(top + pos);
+    }
+
+    /// The insertion as it was before issue 24 (kept, for the property tests
+    /// and the benchmark's side-by-side run, as the reference the fast
+    /// [`Core::try_insert_by`] must agree with): the same decisions, but each
+    /// piece below the new one sums Σ_hp C afresh, O(n) per piece.
+    ///
+    /// Insert `item` at its place under the key order `key_less` if the core
     /// stays schedulable. Only the new piece and those below it are
     /// re-analysed (higher-priority response times do not change). Each is
     /// first tried at its deadline point ([`point_demand`], updated with one
@@ -149,7 +367,8 @@ impl Core {
     /// from the one above ([`chain_start`]). Exact response times of the
     /// pieces that passed the point test are computed once, at the end
     /// ([`Core::make_exact`]).
-    pub(super) fn try_insert_by<const S: bool>(
+    #[cfg(any(test, feature = "reference"))]
+    pub(super) fn try_insert_by_reference<const S: bool>(
         &mut self,
         item: Item,
         key_less: impl Fn(&Task, &Task) -> bool,
@@ -217,7 +436,7 @@ impl Core {
 /// deadline point t = D − J, saturating; `Time::MAX` when the point test
 /// does not apply (D > T, or J > D). W(t) ≤ t is a sufficient test (the
 /// least fixed point is then ≤ t); `false` means "run the exact RTA".
-fn point_demand(higher: &[Task], task: &Task) -> Time {
+pub(super) fn point_demand(higher: &[Task], task: &Task) -> Time {
     if task.deadline > task.period || task.jitter > task.deadline {
         return Time::MAX;
     }
@@ -229,7 +448,7 @@ fn point_demand(higher: &[Task], task: &Task) -> Time {
 }
 
 /// The demand of `h` in `task`'s deadline-point window: ⌈(D − J + J_h)/T_h⌉·C_h.
-fn point_jobs(task: &Task, h: &Task) -> Time {
+pub(super) fn point_jobs(task: &Task, h: &Task) -> Time {
     let t = task.deadline.saturating_sub(task.jitter);
     t.saturating_add(h.jitter)
         .div_ceil(h.period)
@@ -253,9 +472,61 @@ pub(super) fn chain_start(above: &Task, above_resp: Time, task: &Task) -> Time {
         .saturating_add(task.wcet)
 }
 
+/// The least fixed point w ≥ `start` of w = B + C + Σ_hp ⌈(w + J_j)/T_j⌉·C_j
+/// for `task` with D ≤ T below `higher`, or `None` once w exceeds `limit` =
+/// D − J (or on overflow): [`fp::response_time_from`]'s first job without
+/// its up-front passes over `higher` (the Σ C/T > 1 shortcut and the cold
+/// start Σ C): with D ≤ T no fixed point within D − J exists when the
+/// level's utilization exceeds 1 (W(w) ≥ w·U_hp + C > w for 0 < w ≤ T), and
+/// any `start` up to the least fixed point reaches it. The response time
+/// is w + J. Requires B + C > 0 (fp starts above the fixed point 0).
+fn window_from(higher: &[Task], task: &Task, start: Time, limit: Time) -> Option<Time> {
+    let base = task.blocking.checked_add(task.wcet)?;
+    let mut w = start.max(base);
+    loop {
+        let mut next = base;
+        for h in higher {
+            let jobs = w.checked_add(h.jitter)?.div_ceil(h.period);
+            next = next.checked_add(jobs.checked_mul(h.wcet)?)?;
+        }
+        if next > limit {
+            return None;
+        }
+        if next == w {
+            return Some(w);
+        }
+        w = next;
+    }
+}
+
+/// [`fp::response_time_from`], by [`window_from`] where it applies (D ≤ T,
+/// B + C > 0: with B + C = 0 fp starts from Σ_hp C, above the fixed point
+/// 0): the same answers without fp's up-front passes over `higher`.
+pub(super) fn response_time_from(higher: &[Task], task: &Task, start: Time) -> Option<Time> {
+    if task.deadline <= task.period && task.blocking.saturating_add(task.wcet) > 0 {
+        window_from(higher, task, start, deadline_point(task)).map(|w| w + task.jitter)
+    } else {
+        fp::response_time_from(higher, task, start)
+    }
+}
+
+/// t = D − J, the point of the deadline-point test.
+fn deadline_point(task: &Task) -> Time {
+    task.deadline.saturating_sub(task.jitter)
+}
+
+/// ⌈(t + J_h)/T_h⌉·C_h: the demand of `h` in a window of length t
+/// (Tindell et al. 1994, Eq. 4).
+fn jobs_at(t: Time, h: &Task) -> Time {
+    t.saturating_add(h.jitter)
+        .div_ceil(h.period)
+        .saturating_mul(h.wcet)
+}
+
 /// Whether every task of `tasks[top..]` (priority order, below the
 /// servers `tasks[..top]`, which are not analysed) meets its deadline; the
 /// response times of `tasks[top..]` go to `resp`.
+#[cfg(any(test, feature = "reference"))]
 pub(super) fn schedulable_into(tasks: &[Task], top: usize, resp: &mut Vec<Time>) -> bool {
     resp.clear();
     for i in top..tasks.len() {
@@ -269,4 +540,32 @@ pub(super) fn schedulable_into(tasks: &[Task], top: usize, resp: &mut Vec<Time>)
         }
     }
     true
+}
+
+/// The switch between [`Core::try_insert_by`] and the pre-issue-24
+/// `Core::try_insert_by_reference` (tests and the benchmark's
+/// side-by-side run; per thread).
+#[cfg(any(test, feature = "reference"))]
+pub(crate) mod reference {
+    use std::cell::Cell;
+
+    thread_local! {
+        static ENABLED: Cell<bool> = const { Cell::new(false) };
+    }
+
+    pub(crate) fn enabled() -> bool {
+        ENABLED.with(Cell::get)
+    }
+
+    /// Run `f` with the reference insertion on this thread.
+    pub(crate) fn with<R>(f: impl FnOnce() -> R) -> R {
+        struct Reset(bool);
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                ENABLED.with(|e| e.set(self.0));
+            }
+        }
+        let _reset = Reset(ENABLED.with(|e| e.replace(true)));
+        f()
+    }
 }

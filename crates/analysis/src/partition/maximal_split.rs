@@ -64,10 +64,12 @@ pub fn maximal_split_with(core: &[Task], servers: &[Server], task: &Task) -> Tim
 ///    The reduced set depends on the periods only, so it is exact for every
 ///    C'. Points below B_k + C_k + Σ_hp C_j admit nothing, nor do the points
 ///    the recursion derives from them (they are smaller), so they are pruned.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn max_top_wcet(
     core: &[Task],
     top: usize,
     resp: &[Time],
+    point: Option<&[Time]>,
     period: Time,
     deadline: Time,
     cap: Time,
@@ -93,6 +95,16 @@ pub(super) fn max_top_wcet(
             break;
         }
         let (higher, task) = (&core[..k], &core[k]);
+        // Step 0 (issue 24): τ_k's deadline-point demand W_k(D_k), when
+        // known, plus the new task's ⌈D_k/T'⌉·C' within D_k: then τ_k meets
+        // its deadline (the least fixed point is at most D_k) in O(1)
+        // instead of an O(k) RTA.
+        if let Some(&w) = point.and_then(|p| p.get(k)) {
+            let new_jobs = task.deadline.div_ceil(period).saturating_mul(best);
+            if w != Time::MAX && w.saturating_add(new_jobs) <= task.deadline {
+                continue;
+            }
+        }
         if fits_below_new_task(higher, task, period, best, resp[k]) {
             continue;
         }
@@ -100,12 +112,33 @@ pub(super) fn max_top_wcet(
         let linear = higher.iter().fold(task.deadline / period, |s, h| {
             s.saturating_add(task.deadline / h.period)
         });
-        if linear > fp::MAX_SCHEDULING_POINTS {
-            // Long deadlines over short periods: sweeping every point would
-            // take as long as D/T (10^12 steps for D = 1000 s, T' = 1 ns);
-            // fp's reference answers by a search whose cost does not grow
-            // with D/T. `best` only ever decreases, so it is a valid cap.
+        #[cfg(any(test, feature = "reference"))]
+        if linear > fp::MAX_SCHEDULING_POINTS && super::cores::reference::enabled() {
             return fp::max_top_priority_wcet(core, period, deadline, best).unwrap_or(0);
+        }
+        if linear > fp::MAX_SCHEDULING_POINTS {
+            // Many points (long deadlines over short periods, or thousands
+            // of pieces on the core): sweeping them would cost as much as
+            // their number. Binary search on C' instead, as fp's reference
+            // does for this τ_k ([`fp::max_top_priority_wcet`]'s search
+            // branch): whether τ_k meets its deadline is monotone in C', it
+            // does at C' = 0 (the core is schedulable) and not at `best`
+            // (step 1). Each probe is the warm-started RTA of step 1, and
+            // only the few τ_k that step 1 rejects are searched (fp
+            // searches every τ_k from a cold start: O(n²) RTAs per split
+            // on a core of n pieces, issue 24).
+            let fits = |c: Time| fits_below_new_task(higher, task, period, c, resp[k]);
+            let (mut lo, mut hi) = (0, best); // fits(lo), !fits(hi)
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if fits(mid) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            best = lo;
+            continue;
         }
         // A reduced point costs k + 1 divisions, a swept point about as much
         // as three (measured): use the reduced set while it is cheaper.

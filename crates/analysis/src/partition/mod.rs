@@ -72,6 +72,17 @@
 //! ([`maximal_split`](fn@maximal_split) is the plain fp-based reference).
 //! Scratch space is kept per thread.
 //!
+//! Scale (issue 24: sets of 10^4-10^5 tasks): an insertion rejects an
+//! overloaded core in O(1), updates the deadline-point demands of the
+//! pieces below the new one in place and runs the RTA only for those that
+//! fail it (restarted from their previous fixed point); HPTaskSplit tests
+//! its removals from those demands; MaximalSplit searches only the pieces
+//! that lose room; the exact response times of long cores go through a
+//! step-indexed interference sum (`step_sum`). The pre-issue-24 insertion,
+//! HPTaskSplit and MaximalSplit are kept for tests and the benchmark
+//! (feature `reference`, `with_reference_insertion`), and the results are
+//! property-tested to be identical (`scale_tests`).
+//!
 //! Where the code is: the public types and entry points here; the state of
 //! one core and its fast exact RTA in `cores`; bin packing in `fit`;
 //! PDMS_HPTS / PDMS_HPTS_DS (HPTaskSplit inside Algorithm 2) in `splitting`;
@@ -87,6 +98,7 @@ mod cores;
 mod fit;
 mod maximal_split;
 mod splitting;
+mod step_sum;
 #[cfg(test)]
 mod tests;
 
@@ -352,6 +364,16 @@ pub fn is_partitionable_with(
         )
         .is_none(),
     }
+}
+
+/// Run `f` with this thread's partitioners using the per-core insertion as
+/// it was before issue 24 (the same results, more slowly), for the
+/// benchmark's old-vs-new comparison in one run. Only with the `reference`
+/// feature.
+#[cfg(feature = "reference")]
+#[doc(hidden)]
+pub fn with_reference_insertion<R>(f: impl FnOnce() -> R) -> R {
+    cores::reference::with(f)
 }
 
 /// Input positions of `tasks` in the order `order` takes them (exact).

@@ -8,7 +8,9 @@ use crate::fp;
 use crate::task::{cmp_ratio, Task, Time};
 use std::cmp::Ordering;
 
-use super::cores::{chain_start, schedulable_into, Core, Item};
+#[cfg(any(test, feature = "reference"))]
+use super::cores::schedulable_into;
+use super::cores::{chain_start, point_demand, point_jobs, response_time_from, Core, Item};
 use super::maximal_split::{max_top_wcet, PointScratch};
 #[cfg(doc)]
 use super::maximal_split::{maximal_split, maximal_split_with};
@@ -86,6 +88,8 @@ struct SplitScratch {
     items: Vec<Item>,
     tasks: Vec<Task>,
     resp: Vec<Time>,
+    /// Deadline-point demands of the remaining pieces ([`rest_schedulable`]).
+    point: Vec<Time>,
     points: PointScratch,
     removed: Option<RatioSum>,
     gained: Option<RatioSum>,
@@ -198,6 +202,12 @@ fn pdms_hpts_in<const S: bool>(
         if cores[j].try_insert_by::<S>(item, dm_less, resp_scratch) {
             continue;
         }
+        #[cfg(any(test, feature = "reference"))]
+        if super::cores::reference::enabled() {
+            hp_task_split_reference::<S>(&mut cores[j], &mut queue, item, scratch, whole);
+            j += 1;
+            continue;
+        }
         hp_task_split::<S>(&mut cores[j], &mut queue, item, scratch, whole);
         j += 1; // Available_j ← FALSE
     }
@@ -237,6 +247,238 @@ fn hp_task_split<const S: bool>(
     // of the pieces, below the `top` servers: after k removals the core is
     // s.tasks[k..], the servers moved down one place over each removed
     // piece. k = 0 is known to fail; k = len (no piece left) always passes.
+    // Each test reuses the core's deadline-point demands ([`rest_schedulable`]):
+    // O(n·k) per step, not a full RTA of the core.
+    let mut k = 1;
+    if top > 0 {
+        s.tasks.copy_within(0..top, 1);
+    }
+    while !rest_schedulable(core, pos, k, top, s) {
+        k += 1;
+        if top > 0 {
+            s.tasks.copy_within(k - 1..k - 1 + top, k);
+        }
+    }
+    let last = s.items[k - 1];
+    let rest = &s.tasks[k..];
+    // (τ', τ'') = MaximalSplit(Allocated_Queue_j, τ) ([`maximal_split`] /
+    // [`maximal_split_with`], by the faster equivalent [`max_top_wcet`]).
+    // The core without τ is schedulable; C' < C because the core with all
+    // of τ on top was not.
+    let kept_whole = whole.get(last.index).copied().unwrap_or(false);
+    let first = if is_splittable(&last.task) && !kept_whole && last.task.wcet > 0 {
+        let (p, d, cap) = (last.task.period, last.task.deadline, last.task.wcet - 1);
+        max_top_wcet(rest, top, &s.resp, Some(&s.point), p, d, cap, &mut s.points)
+    } else {
+        0
+    };
+    debug_assert!(first < last.task.wcet || last.task.wcet == 0);
+    // if Removed_Size − S(τ') ≥ S(τ_f): restore, i.e. Σ_removed C/D ≥
+    // C_f/D_f + C'/D. Decided in f64 when the sides differ by more than
+    // 1e-9 relative (far above the ~1e-14 rounding of these short sums),
+    // else with exact rationals.
+    let removed_items = &s.items[..k];
+    let removed_f: f64 = removed_items
+        .iter()
+        .map(|it| it.task.wcet as f64 / it.task.deadline as f64)
+        .sum();
+    let gained_f = failed.task.wcet as f64 / failed.task.deadline as f64
+        + first as f64 / last.task.deadline as f64;
+    let restore = if removed_f > gained_f * (1.0 + 1e-9) {
+        true
+    } else if removed_f < gained_f * (1.0 - 1e-9) {
+        false
+    } else {
+        let removed = s.removed.get_or_insert_with(RatioSum::zero);
+        removed.clear();
+        for it in removed_items {
+            removed.add(it.task.wcet, it.task.deadline);
+        }
+        let gained = s.gained.get_or_insert_with(RatioSum::zero);
+        gained.clear();
+        gained.add(failed.task.wcet, failed.task.deadline);
+        gained.add(first, last.task.deadline);
+        removed.cmp(gained) != Ordering::Less
+    };
+    if restore {
+        // Unallocated_Queue ← Old_Unallocated_Queue; Allocated_Queue_j ←
+        // Old_Allocated_Queue_j. Fix (a): Old_Unallocated_Queue was saved
+        // after τ_f was dequeued, so τ_f must go back or it is lost.
+        queue.enqueue(failed);
+        return;
+    }
+    // The tasks removed before τ (the loop's Enqueue), by the queue's order.
+    for &it in &s.items[..k - 1] {
+        queue.enqueue(it);
+    }
+    core.items.clear();
+    core.tasks.truncate(top);
+    core.resp.clear();
+    core.exact.clear();
+    core.point.clear();
+    let head = if first > 0 {
+        let (head, mut tail) = split(&last.task, first);
+        // EnqueueHP(Allocated_Queue_j, τ'): τ' keeps τ's (D, T, id), which
+        // was the highest priority left, so it goes on top (below the
+        // servers); its response time R' is C' (no jitter or blocking, see
+        // is_splittable), or with servers its RTA below them, which
+        // MaximalSplit kept within D.
+        let head_resp = if top == 0 {
+            first
+        } else {
+            fp::response_time(&core.tasks[..top], &head)
+                .expect("MaximalSplit keeps τ' within its deadline")
+        };
+        core.items.push(Item { task: head, ..last });
+        core.tasks.push(head);
+        core.resp.push(head_resp);
+        core.exact.push(true);
+        core.point.push(point_demand(&core.tasks[..top], &head));
+        // Enqueue(Unallocated_Queue, τ''): τ'' = (C − C', T, D − R'),
+        // released R' after τ' (seed 003 §III.B; R' = C' without servers,
+        // which is `split`'s D − C'), by its own size (fix (d)).
+        tail.deadline = last.task.deadline - head_resp;
+        queue.enqueue(Item {
+            task: tail,
+            index: last.index,
+            piece: last.piece + 1,
+            offset: last.offset + head_resp,
+        });
+        Some(head)
+    } else {
+        // Fix (c): MaximalSplit found no room (C' = 0). No empty piece is
+        // placed; τ goes back whole and the core keeps the rest, which is
+        // still better than restoring by the test above. Under decreasing
+        // size this branch cannot be reached (every removed task is at least
+        // as large as τ_f, so the restore test holds).
+        queue.enqueue(last);
+        None
+    };
+    let above = core.items.len();
+    for &it in &s.items[k..] {
+        core.items.push(it);
+        core.tasks.push(it.task);
+    }
+    // The pieces below τ': their deadline-point demands without τ'
+    // (s.point) plus τ''s jobs; those that pass keep a lower bound (from
+    // s.resp, without τ', or chained from the piece above) for
+    // [`Core::make_exact`], the others get their exact RTA now.
+    for i in above..core.items.len() {
+        let task = core.tasks[top + i];
+        let mut start = s.resp[i - above].saturating_sub(task.jitter);
+        if i > 0 {
+            start = start.max(chain_start(
+                &core.tasks[top + i - 1],
+                core.resp[i - 1],
+                &task,
+            ));
+        }
+        let point = match head {
+            Some(h) if s.point[i - above] != Time::MAX => {
+                s.point[i - above].saturating_add(point_jobs(&task, &h))
+            }
+            _ => s.point[i - above],
+        };
+        if point <= task.deadline.saturating_sub(task.jitter) {
+            core.resp.push(task.jitter.saturating_add(start));
+            core.exact.push(false);
+        } else {
+            let r = response_time_from(&core.tasks[..top + i], &task, start)
+                .expect("MaximalSplit keeps the core schedulable");
+            core.resp.push(r);
+            core.exact.push(true);
+        }
+        core.point.push(point);
+    }
+    core.util = core.tasks.iter().map(Task::utilization).sum();
+}
+
+/// Whether the core with `failed` inserted at `pos` (in `s.items` and, below
+/// the servers, `s.tasks`) and its top `k` pieces removed is schedulable:
+/// the test of HPTaskSplit's loop (seed 003 Algorithm 1, "while
+/// ¬IsSchedulable"), with the same answers as a full RTA of the remaining
+/// core (`schedulable_into`) but from the core's deadline-point demands:
+/// each remaining piece's W(D − J) loses the jobs of the removed pieces and
+/// gains τ_f's if τ_f stays above it (one division each), the demand test
+/// W(D − J) ≤ D − J decides where it holds and the exact RTA elsewhere.
+/// Pieces above τ_f (or all, once τ_f is removed) lost interference only
+/// and stay schedulable; they are still tested so that `s.point` holds
+/// their demands. Fills `s.resp` with lower bounds on (or, where the RTA
+/// ran, exactly) the remaining pieces' response times and `s.point` with
+/// their demands, both indexed from piece k.
+fn rest_schedulable(core: &Core, pos: usize, k: usize, top: usize, s: &mut SplitScratch) -> bool {
+    let failed = s.items[pos].task;
+    s.resp.clear();
+    s.point.clear();
+    let rest = &s.tasks[k..];
+    for l in k..s.items.len() {
+        let task = &rest[top + l - k];
+        let higher = &rest[..top + l - k];
+        let point = if l == pos {
+            point_demand(higher, task)
+        } else {
+            let o = if l < pos { l } else { l - 1 };
+            let mut point = core.point[o];
+            if point != Time::MAX {
+                for r in (0..k).filter(|&r| r != pos) {
+                    // Exact (no saturation happened below Time::MAX), so
+                    // never below; Time::MAX sends it to the RTA if it were.
+                    point = point
+                        .checked_sub(point_jobs(task, &s.items[r].task))
+                        .unwrap_or(Time::MAX);
+                }
+                if pos >= k && pos < l {
+                    point = point.saturating_add(point_jobs(task, &failed));
+                }
+            }
+            point
+        };
+        let start = match l.checked_sub(1) {
+            Some(a) if a >= k => chain_start(&rest[top + a - k], s.resp[a - k], task),
+            _ => 0,
+        };
+        let resp = if point <= task.deadline.saturating_sub(task.jitter) {
+            task.jitter.saturating_add(start)
+        } else {
+            match response_time_from(higher, task, start) {
+                Some(r) => r,
+                None => return false,
+            }
+        };
+        s.resp.push(resp);
+        s.point.push(point);
+    }
+    true
+}
+
+/// [`hp_task_split`] as it was before issue 24 (full RTA of the core after
+/// each removal, O(n²) per step), the reference for the property tests and
+/// the benchmark's side-by-side run.
+///
+/// Seed 003 Algorithm 1 (HPTaskSplit) for the core `core`, on which `failed`
+/// (τ_f) does not fit. The core is closed by the caller afterwards.
+#[cfg(any(test, feature = "reference"))]
+fn hp_task_split_reference<const S: bool>(
+    core: &mut Core,
+    queue: &mut Queue,
+    failed: Item,
+    s: &mut SplitScratch,
+    whole: &[bool],
+) {
+    // EnqueueHP(Allocated_Queue_j, τ_f) on a copy, so that the restore
+    // branch needs no undo.
+    s.items.clear();
+    s.items.extend_from_slice(&core.items);
+    let pos = s.items.partition_point(|x| dm_less(&x.task, &failed.task));
+    s.items.insert(pos, failed);
+    let top = core.top::<S>();
+    s.tasks.clear();
+    s.tasks.extend_from_slice(&core.tasks[..top]);
+    s.tasks.extend(s.items.iter().map(|it| it.task));
+    // while ¬IsSchedulable: τ ← DequeueHP. Removals are always from the top
+    // of the pieces, below the `top` servers: after k removals the core is
+    // s.tasks[k..], the servers moved down one place over each removed
+    // piece. k = 0 is known to fail; k = len (no piece left) always passes.
     let mut k = 1;
     if top > 0 {
         s.tasks.copy_within(0..top, 1);
@@ -256,7 +498,7 @@ fn hp_task_split<const S: bool>(
     let kept_whole = whole.get(last.index).copied().unwrap_or(false);
     let first = if is_splittable(&last.task) && !kept_whole && last.task.wcet > 0 {
         let (p, d, cap) = (last.task.period, last.task.deadline, last.task.wcet - 1);
-        max_top_wcet(rest, top, &s.resp, p, d, cap, &mut s.points)
+        max_top_wcet(rest, top, &s.resp, None, p, d, cap, &mut s.points)
     } else {
         0
     };

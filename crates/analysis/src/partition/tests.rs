@@ -365,7 +365,7 @@ proptest::proptest! {
         proptest::prop_assume!(schedulable_into(&core, 0, &mut resp));
         let exact = fp::max_top_priority_wcet(&core, period, deadline, cap);
         let mut scratch = PointScratch::default();
-        let fast = max_top_wcet(&core, 0, &resp, period, deadline, cap, &mut scratch);
+        let fast = max_top_wcet(&core, 0, &resp, None, period, deadline, cap, &mut scratch);
         proptest::prop_assert_eq!(Some(fast), exact);
         // And it is maximal: one more ns breaks the core (unless capped).
         if fast < cap.min(deadline) {
@@ -423,6 +423,7 @@ fn sweep_and_reduced_points_agree_with_fp_on_wide_periods() {
         &core,
         0,
         &resp,
+        None,
         1_556_726,
         1_556_726,
         1_000_000,
@@ -473,3 +474,6 @@ fn validate(tasks: &[Task], p: &Partition) {
         }
     }
 }
+
+#[path = "scale_tests.rs"]
+mod scale_tests;

@@ -51,6 +51,7 @@ impl Cx<'_> {
             .iter()
             .map(|&i| w.tasks[i].gpu.as_ref().map_or(0, |g| g.interrupts))
             .collect();
+        let interrupting = etas.iter().any(|&e| e > 0);
         members
             .iter()
             .enumerate()
@@ -63,7 +64,14 @@ impl Cx<'_> {
                         gpu: None,
                     },
                 };
-                let h = overheads::interrupt_count(k, windows, &periods, &etas);
+                // Eq. (11) sums over the interrupting tasks only: with none
+                // (CPU-only sets) it is 0 without visiting every pair
+                // (O(n²) for n tasks, issue 24).
+                let h = if interrupting {
+                    overheads::interrupt_count(k, windows, &periods, &etas)
+                } else {
+                    0
+                };
                 overheads::inflate(&input, h, windows[k], &w.overheads, self.method)
             })
             .collect()
