@@ -27,6 +27,15 @@ fn build_c_client(name: &str) -> PathBuf {
     assert!(status.success(), "cargo build -p rtgpu-capi failed");
     assert!(lib.exists(), "{} was not built", lib.display());
     let out_dir = tempfile_dir();
+    // The library records its SONAME (build.rs); the loader looks for that
+    // name, which only an install creates: link both names here.
+    let libdir = out_dir.join(format!("lib-{name}"));
+    std::fs::create_dir_all(&libdir).expect("lib dir");
+    for link in ["librtgpu.so".to_string(), soname()] {
+        let at = libdir.join(link);
+        let _ = std::fs::remove_file(&at);
+        std::os::unix::fs::symlink(&lib, &at).expect("link the library");
+    }
     let bin = out_dir.join(name);
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
     let status = Command::new(&cc)
@@ -34,14 +43,22 @@ fn build_c_client(name: &str) -> PathBuf {
         .arg("-I")
         .arg(manifest.join("include"))
         .arg("-L")
-        .arg(profile_dir)
-        .arg(format!("-Wl,-rpath,{}", profile_dir.display()))
+        .arg(&libdir)
+        .arg(format!("-Wl,-rpath,{}", libdir.display()))
         .args(["-lrtgpu", "-lpthread", "-Wall", "-Wextra", "-Werror", "-o"])
         .arg(&bin)
         .status()
         .unwrap_or_else(|e| panic!("cannot run the C compiler {cc:?}: {e}"));
     assert!(status.success(), "the C client did not compile");
     bin
+}
+
+/// The library's SONAME, as crates/capi/build.rs sets it.
+fn soname() -> String {
+    match env!("CARGO_PKG_VERSION_MAJOR") {
+        "0" => format!("librtgpu.so.0.{}", env!("CARGO_PKG_VERSION_MINOR")),
+        major => format!("librtgpu.so.{major}"),
+    }
 }
 
 #[test]
@@ -120,10 +137,7 @@ fn the_installed_library_builds_with_pkg_config() {
     assert!(status.success());
     // Installed under its version, with the SONAME and the link-time name
     // as symlinks (crates/capi/build.rs sets the SONAME).
-    let expected = match env!("CARGO_PKG_VERSION_MAJOR") {
-        "0" => format!("librtgpu.so.0.{}", env!("CARGO_PKG_VERSION_MINOR")),
-        major => format!("librtgpu.so.{major}"),
-    };
+    let expected = soname();
     let soname = std::fs::read_link(prefix.join("lib/librtgpu.so")).expect("librtgpu.so links");
     assert_eq!(soname.to_string_lossy(), expected);
     let full = std::fs::read_link(prefix.join("lib").join(&soname)).expect("the SONAME links");

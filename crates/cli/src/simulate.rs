@@ -181,7 +181,7 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
         }
     };
     if a.json {
-        match serde_json::to_string_pretty(&result) {
+        match json_with_bounds(&result, &bounds) {
             Ok(s) => println!("{s}"),
             Err(e) => {
                 eprintln!("rtgpu simulate: cannot encode the result as JSON: {e}");
@@ -228,6 +228,25 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
     } else {
         EXIT_MISSES
     })
+}
+
+/// The result as JSON with each task's analysis bound beside its
+/// observations (`bound`, ns or null where the analysis gives none;
+/// `within_bound`, null then), as the text output shows them.
+fn json_with_bounds(result: &SimResult, bounds: &[Option<u64>]) -> serde_json::Result<String> {
+    let mut v = serde_json::to_value(result)?;
+    if let Some(tasks) = v.get_mut("tasks").and_then(|t| t.as_array_mut()) {
+        for (t, (stats, bound)) in tasks.iter_mut().zip(result.tasks.iter().zip(bounds)) {
+            if let Some(o) = t.as_object_mut() {
+                o.insert("bound".into(), serde_json::json!(bound));
+                o.insert(
+                    "within_bound".into(),
+                    serde_json::json!(bound.map(|b| stats.max_response <= b)),
+                );
+            }
+        }
+    }
+    serde_json::to_string_pretty(&v)
 }
 
 fn pct(v: f64) -> String {

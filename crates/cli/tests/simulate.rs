@@ -302,3 +302,27 @@ fn a_plan_of_another_workload_is_refused_naming_what_differs() {
         text(&o.stderr)
     );
 }
+
+/// `--json` carries each task's analysis bound beside its observations, as
+/// the text does (issue 23).
+#[test]
+fn json_carries_the_bound_beside_each_task() {
+    let o = rtgpu(&[
+        "simulate",
+        &example("perception-1gpu.toml"),
+        "--duration",
+        "300 ms",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    let tasks = v["tasks"].as_array().expect("tasks");
+    assert!(!tasks.is_empty());
+    for t in tasks {
+        let bound = t["bound"]
+            .as_u64()
+            .expect("every task of the demo has a bound");
+        assert!(t["max_response"].as_u64().expect("max") <= bound, "{t}");
+        assert_eq!(t["within_bound"], true);
+    }
+}
