@@ -61,7 +61,7 @@ def main() -> None:
     ax.set_yscale("log")
     ax.set_xlabel("tasks n")
     ax.set_ylabel("CPU seconds per analysis")
-    ax.set_title("P-FP PDMS_HPTS_DS, U = 0.7·m, T log-uniform 1–100 ms")
+    ax.set_title("P-FP PDMS_HPTS_DS, U = 0.7·m, T log-uniform 1-100 ms")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
