@@ -45,12 +45,23 @@ def main() -> None:
     for k, (m, pts) in enumerate(sorted(rows.items())):
         pts.sort()
         c = colors[k % len(colors)]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=c,
-                label=f"m = {m}: analysis (rtgpu analyze)")
+        ax.plot(
+            [p[0] for p in pts],
+            [p[1] for p in pts],
+            "o-",
+            color=c,
+            label=f"m = {m}: analysis (rtgpu analyze)",
+        )
         old = [(p[0], p[3]) for p in pts if p[3] is not None]
         if old:
-            ax.plot([p[0] for p in old], [p[1] for p in old], "x--", color=c, alpha=0.7,
-                    label=f"m = {m}: partitioner before issue 24")
+            ax.plot(
+                [p[0] for p in old],
+                [p[1] for p in old],
+                "x--",
+                color=c,
+                alpha=0.7,
+                label=f"m = {m}: partitioner before issue 24",
+            )
     # Slopes n and n² through the first point of the smallest m.
     m0 = min(rows)
     n0, t0 = sorted(rows[m0])[0][0], sorted(rows[m0])[0][1]
