@@ -177,6 +177,17 @@ class TestStudyFile:
         other = write_study(tmp_path, text.replace("seed = 7", "seed = 8"))
         assert s.fingerprint != other.fingerprint
 
+    def test_parameters_are_checked_at_load_and_take_workload_units(self, tmp_path: Path) -> None:
+        # A bandwidth written as in a workload file is bytes per second.
+        ok = write_study(tmp_path, study_text(extra='[parameters]\nbandwidth = "6 GB/s"\n'))
+        assert ex.values.resolve(dict(ok.parameters), ok.parameters, "p") == {
+            "bandwidth": 6_000_000_000
+        }
+        # A unit nothing knows fails at load, naming the file and the key,
+        # not later in every worker.
+        with pytest.raises(ex.StudyError, match=r"\[parameters\] bandwidth: .*GHz.*6 GB/s"):
+            write_study(tmp_path, study_text(extra='[parameters]\nbandwidth = "6 GHz"\n'))
+
     def test_bundled_studies_load(self) -> None:
         for p in sorted((ROOT / "studies").glob("*.toml")):
             s = ex.load_study(p)

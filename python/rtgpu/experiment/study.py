@@ -242,14 +242,20 @@ def parse_study(text: str, path: str | os.PathLike[str] = "<study>") -> Study:
         analyses=analyses,
         plots=(),
     )
-    # The generator must validate at every axis combination (cheap: it is
-    # only parsed), so a bad value fails now, not hours into the study.
+    # The generator and the parameters must validate at every axis
+    # combination (cheap: they are only parsed), so a bad value fails now,
+    # naming its key, not in every Dask worker hours into the study.
     for combo in study.combinations():
-        spec = study.generator_spec({**parameters, **combo})
+        at = ", ".join(f"{k}={_fmt(v)}" for k, v in combo.items())
+        values = {**parameters, **combo}
+        try:
+            resolve(values, values, f"{where}: [parameters]")
+        except StudyError as e:
+            raise StudyError(f"{e}" + (f" (at {at})" if at else "")) from None
+        spec = study.generator_spec(values)
         try:
             _rtgpu.experiment_check_spec(spec)
         except ValueError as e:
-            at = ", ".join(f"{k}={_fmt(v)}" for k, v in combo.items())
             raise StudyError(f"{where}: [generator]: {e}" + (f" (at {at})" if at else "")) from None
     plots = _plots(doc.get("plot"), where, study)
     return replace(study, plots=plots)

@@ -1,5 +1,6 @@
 """Values in study files: ``"= expr"`` arithmetic over the point's
-parameters, durations with units (``"100 us"``) and sizes (``"2 MiB"``)."""
+parameters, durations with units (``"100 us"``), sizes (``"2 MiB"``) and
+bandwidths (``"6 GB/s"``, bytes per second), as in workload files."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ class StudyError(ValueError):
 
 # Generator values: a string "= expr" is an arithmetic expression over the
 # point's parameters (+ - * / // % **, parentheses, numbers, names), and a
-# string with a unit is a duration ("100 us") or a size ("2 MiB").
+# string with a unit is a duration ("100 us"), a size ("2 MiB") or a
+# bandwidth ("6 GB/s": bytes per second, as the workload file writes it).
 _OPS: dict[type, Callable[..., Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -34,7 +36,7 @@ _OPS: dict[type, Callable[..., Any]] = {
     ast.USub: operator.neg,
     ast.UAdd: operator.pos,
 }
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|kB|KB|MB|GB)\s*$")
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|kB|KB|MB|GB)(/s)?\s*$")
 _SIZE_UNITS = {
     "B": 1,
     "KiB": 1 << 10,
@@ -97,5 +99,8 @@ def resolve(value: Any, params: Mapping[str, Scalar], where: str) -> Any:
             try:
                 return _rtgpu.parse_duration(s)
             except ValueError as e:
-                raise StudyError(f"{where}: {e}") from None
+                raise StudyError(
+                    f"{where}: {e}; a size (B, KiB, MiB, GiB, kB, MB, GB) or a bandwidth "
+                    '(the same per second, e.g. "6 GB/s") is accepted too'
+                ) from None
     return value
