@@ -256,3 +256,21 @@ def test_a_plan_runs_without_analysing_again(tmp_path: Path) -> None:
         w.simulate(duration="1 s", plan=json.dumps(edited))
     with pytest.raises(ValueError, match="cannot read the plan"):
         w.simulate(duration="1 s", plan=tmp_path / "missing.json")
+
+
+def test_per_job_rows_when_recorded() -> None:
+    w = rtgpu.load_workload(EXAMPLES / "perception-1gpu.toml")
+    r = w.simulate(duration="300 ms", record_jobs=True)
+    rows = r.job_rows()
+    assert len(rows) == r.jobs
+    names = {t.name for t in r.tasks}
+    assert {row["task"] for row in rows} <= names
+    for row in rows:
+        if row["response"] is not None:
+            assert row["finish"] - row["release"] == row["response"]
+    # The worst recorded response of each task is its reported maximum.
+    for t in r.tasks:
+        worst = max((x["response"] or 0) for x in rows if x["task"] == t.name)
+        assert worst == t.max_response
+    with pytest.raises(ValueError, match="record_jobs=True"):
+        w.simulate(duration="100 ms").job_rows()

@@ -315,6 +315,8 @@ impl PyWorkload {
     /// budgets instead of analysing again (`rtgpu simulate --plan`): its
     /// JSON text (`plan()`) or the path of a file `rtgpu analyze --plan`
     /// wrote; ValueError naming what differs if it is not this workload's.
+    /// `record_jobs`: keep one row per job (`SimResult.job_rows()`, what
+    /// `rtgpu simulate --csv` writes; costs memory on long runs).
     #[pyo3(signature = (
         *,
         duration = None,
@@ -329,6 +331,7 @@ impl PyWorkload {
         drain = false,
         method = "aware",
         plan = None,
+        record_jobs = false,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn simulate(
@@ -346,9 +349,11 @@ impl PyWorkload {
         drain: bool,
         method: &str,
         plan: Option<&Bound<'_, PyAny>>,
+        record_jobs: bool,
     ) -> PyResult<PySimResult> {
         let args = SimArgs {
             plan,
+            record_jobs,
             method,
             duration,
             seed,

@@ -35,6 +35,8 @@ pub(crate) struct SimArgs<'a, 'py> {
     /// A plan to run instead of analysing: its JSON text (what
     /// `Workload.plan()` returns) or the path of a file holding it.
     pub plan: Option<&'a Bound<'py, PyAny>>,
+    /// Keep one record per job (`SimResult.job_rows()`).
+    pub record_jobs: bool,
 }
 
 /// The plan `simulate(plan=...)` names: JSON text (`Workload.plan()`), or
@@ -114,6 +116,7 @@ fn config<'w>(w: &'w Workload, a: &SimArgs<'_, '_>) -> PyResult<(Cow<'w, Workloa
         },
         overheads: a.overheads,
         drain: a.drain,
+        record_jobs: a.record_jobs,
         shift_tardy: a.shift_tardy,
         klmirqd: klmirqd_mode(a.klmirqd, a.klmirqd_server)?,
         method: match a.method {
@@ -331,6 +334,45 @@ impl PySimResult {
                     py_str(name)
                 ))
             })
+    }
+
+    /// One dict per job, in release order (what `rtgpu simulate --csv`
+    /// writes): `task` (name), `job`, `release`, `ready`, `start`,
+    /// `finish`, `response` (ns; `None` for a job still running at the
+    /// end), `deadline_miss`, `tardiness`, `blocking` (ns waiting for GPU
+    /// tokens and engine locks) and `gpu` (index, or `None`). Needs
+    /// `simulate(record_jobs=True)`; ValueError otherwise. For a DataFrame:
+    /// `pandas.DataFrame(result.job_rows())`.
+    fn job_rows<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, pyo3::types::PyDict>>> {
+        if self.result.records.is_empty() && self.result.jobs > 0 {
+            return Err(value_error(
+                "no per-job rows: run Workload.simulate(record_jobs=True)",
+            ));
+        }
+        self.result
+            .records
+            .iter()
+            .map(|r| {
+                let d = pyo3::types::PyDict::new(py);
+                let name = self
+                    .result
+                    .tasks
+                    .get(r.task as usize)
+                    .map_or("?", |t| t.name.as_str());
+                d.set_item("task", name)?;
+                d.set_item("job", r.job)?;
+                d.set_item("release", r.release)?;
+                d.set_item("ready", r.ready)?;
+                d.set_item("start", r.start)?;
+                d.set_item("finish", r.finish)?;
+                d.set_item("response", r.response)?;
+                d.set_item("deadline_miss", r.deadline_miss)?;
+                d.set_item("tardiness", r.tardiness)?;
+                d.set_item("blocking", r.blocking)?;
+                d.set_item("gpu", r.gpu)?;
+                Ok(d)
+            })
+            .collect()
     }
 
     /// The result as JSON text (the same as `rtgpu simulate --json`).
