@@ -317,11 +317,14 @@ pub fn suggest(w: &Workload, extra: &Extra, report: &Report) -> Option<Suggestio
 
 /// The static assignment's device search of [`suggest`] on `w` (a static
 /// allocator, ρ = 1), whose report `r` scores `sc`: the score and the
-/// (task, GPU) pins of the best assignment it finds, if better than `w`. Each GPU user outside any vGPU
-/// (and not a reservation) gets a `device` in the GPU pool it is in
-/// (`r`'s cluster, or the one pool under a global scheduler), starting
-/// from its round-robin GPU, so the start is `w` itself; a `device` binds
-/// a task to its GPU's cluster, as in a file.
+/// (task, GPU) pins of the best assignment it finds, if better than `w`.
+/// Each GPU user outside any vGPU (and not a reservation) of a pool of two
+/// or more GPUs gets a `device` in that pool (`r`'s cluster, or the one
+/// pool under a global scheduler), starting from the round robin over
+/// those users (the workload's own assignment unless GPU-using
+/// reservations share the pool; either way only a starting point, since
+/// every candidate is analysed as written); a `device` binds a task to
+/// its GPU's cluster, as in a file.
 fn search_devices(
     w: &Workload,
     r: &Report,
