@@ -445,7 +445,11 @@ class TestCommand:
             env=env,
         )
         assert out.returncode == 0, out.stderr
-        assert "sets/s" in out.stdout and "%" in out.stderr  # progress bar with rate
+        assert "sets/s" in out.stdout and "%" in out.stderr  # progress with rate
+        # Not a terminal: plain lines, no carriage-return frames in logs, and
+        # the cluster's start said rather than silent.
+        assert "\r" not in out.stderr, out.stderr
+        assert "starting a local Dask cluster of 1 worker process" in out.stderr
         assert_exactly_once(s)
         bad = subprocess.run(
             [str(exe), "experiment", str(tmp_path / "missing.toml")],

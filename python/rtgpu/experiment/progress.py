@@ -1,5 +1,7 @@
-"""A progress bar with rate and ETA: tqdm when installed, else a plain line
-printed at most once a second."""
+"""Progress with rate and ETA: a tqdm bar on a terminal (when tqdm is
+installed); otherwise plain lines (no carriage-return frames in log files),
+at most once a second on a terminal and once every 10 s elsewhere, and a
+last line when done."""
 
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ class Progress:
         self._start = time.perf_counter()
         self._initial = initial
         self._last = 0.0
-        if not enabled:
+        self._every = 1.0 if sys.stderr.isatty() else 10.0
+        if not enabled or not sys.stderr.isatty():
             return
         try:
             tqdm: Any = importlib.import_module("tqdm").tqdm
@@ -44,12 +47,13 @@ class Progress:
             self._bar.update(n)
             return
         now = time.perf_counter()
-        if now - self._last >= 1.0 or self.done >= self.total:
+        if now - self._last >= self._every or self.done >= self.total:
             self._last = now
             rate = (self.done - self._initial) / max(now - self._start, 1e-9)
             eta = (self.total - self.done) / rate if rate > 0 else float("inf")
+            pct = 100.0 * self.done / max(self.total, 1)
             print(
-                f"{self.done}/{self.total} sets  {rate:,.0f} sets/s  ETA {eta:,.0f} s",
+                f"{self.done}/{self.total} sets ({pct:.0f}%)  {rate:,.0f} sets/s  ETA {eta:,.0f} s",
                 file=sys.stderr,
                 flush=True,
             )

@@ -5,9 +5,11 @@ are appended to ``results.csv`` as they finish."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import itertools
 import logging
 import os
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -73,7 +75,7 @@ def compute_point(
     return rows
 
 
-def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
+def _client(scheduler: str | None, workers: int | None, say: bool) -> tuple[Any, Any]:
     try:
         dist: Any = importlib.import_module("distributed")
     except ImportError:
@@ -86,13 +88,29 @@ def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
         except (OSError, TimeoutError) as e:
             raise StudyError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
     n = workers or os.cpu_count() or 1
+    # The dashboard needs bokeh; with it, on a free port, and said where.
+    dashboard = ":0" if importlib.util.find_spec("bokeh") is not None else None
+    if say:
+        print(
+            f"rtgpu experiment: starting a local Dask cluster of {n} worker process(es)...",
+            file=sys.stderr,
+            flush=True,
+        )
     cluster = dist.LocalCluster(
         n_workers=n,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=dashboard,
         silence_logs=logging.ERROR,
     )
+    if say:
+        link = getattr(cluster, "dashboard_link", None) if dashboard else None
+        print(
+            "rtgpu experiment: cluster ready"
+            + (f"; dashboard {link}" if link else " (no dashboard: pip install bokeh)"),
+            file=sys.stderr,
+            flush=True,
+        )
     return dist.Client(cluster), cluster
 
 
@@ -156,7 +174,7 @@ def _run_locked(
     try:
         if todo:
             if own_client:
-                client, cluster = _client(scheduler, workers)
+                client, cluster = _client(scheduler, workers, say=progress)
             bar = Progress(total_sets, done_sets, study.name, enabled=progress)
             try:
                 for rows, p in _stream(client, study, todo):
