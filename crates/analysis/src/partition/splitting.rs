@@ -273,33 +273,8 @@ fn hp_task_split<const S: bool>(
         0
     };
     debug_assert!(first < last.task.wcet || last.task.wcet == 0);
-    // if Removed_Size − S(τ') ≥ S(τ_f): restore, i.e. Σ_removed C/D ≥
-    // C_f/D_f + C'/D. Decided in f64 when the sides differ by more than
-    // 1e-9 relative (far above the ~1e-14 rounding of these short sums),
-    // else with exact rationals.
-    let removed_items = &s.items[..k];
-    let removed_f: f64 = removed_items
-        .iter()
-        .map(|it| it.task.wcet as f64 / it.task.deadline as f64)
-        .sum();
-    let gained_f = failed.task.wcet as f64 / failed.task.deadline as f64
-        + first as f64 / last.task.deadline as f64;
-    let restore = if removed_f > gained_f * (1.0 + 1e-9) {
-        true
-    } else if removed_f < gained_f * (1.0 - 1e-9) {
-        false
-    } else {
-        let removed = s.removed.get_or_insert_with(RatioSum::zero);
-        removed.clear();
-        for it in removed_items {
-            removed.add(it.task.wcet, it.task.deadline);
-        }
-        let gained = s.gained.get_or_insert_with(RatioSum::zero);
-        gained.clear();
-        gained.add(failed.task.wcet, failed.task.deadline);
-        gained.add(first, last.task.deadline);
-        removed.cmp(gained) != Ordering::Less
-    };
+    // if Removed_Size − S(τ') ≥ S(τ_f): restore.
+    let restore = restore_instead(s, k, &failed, first, &last);
     if restore {
         // Unallocated_Queue ← Old_Unallocated_Queue; Allocated_Queue_j ←
         // Old_Allocated_Queue_j. Fix (a): Old_Unallocated_Queue was saved
@@ -391,6 +366,44 @@ fn hp_task_split<const S: bool>(
         core.point.push(point);
     }
     core.util = core.tasks.iter().map(Task::utilization).sum();
+}
+
+/// HPTaskSplit's restore test (seed 003 Algorithm 1): whether
+/// Removed_Size − S(τ') ≥ S(τ_f), i.e. Σ C/D over the `k` removed items
+/// of `s.items` ≥ C_f/D_f + C'/D, with τ' the first `first` ns of `last`.
+/// Decided in f64 when the sides differ by more than 1e-9 relative (far
+/// above the ~1e-14 rounding of these short sums), else with exact
+/// rationals.
+fn restore_instead(
+    s: &mut SplitScratch,
+    k: usize,
+    failed: &Item,
+    first: Time,
+    last: &Item,
+) -> bool {
+    let removed_items = &s.items[..k];
+    let removed_f: f64 = removed_items
+        .iter()
+        .map(|it| it.task.wcet as f64 / it.task.deadline as f64)
+        .sum();
+    let gained_f = failed.task.wcet as f64 / failed.task.deadline as f64
+        + first as f64 / last.task.deadline as f64;
+    if removed_f > gained_f * (1.0 + 1e-9) {
+        return true;
+    }
+    if removed_f < gained_f * (1.0 - 1e-9) {
+        return false;
+    }
+    let removed = s.removed.get_or_insert_with(RatioSum::zero);
+    removed.clear();
+    for it in removed_items {
+        removed.add(it.task.wcet, it.task.deadline);
+    }
+    let gained = s.gained.get_or_insert_with(RatioSum::zero);
+    gained.clear();
+    gained.add(failed.task.wcet, failed.task.deadline);
+    gained.add(first, last.task.deadline);
+    removed.cmp(gained) != Ordering::Less
 }
 
 /// Whether the core with `failed` inserted at `pos` (in `s.items` and, below
@@ -503,33 +516,8 @@ fn hp_task_split_reference<const S: bool>(
         0
     };
     debug_assert!(first < last.task.wcet || last.task.wcet == 0);
-    // if Removed_Size − S(τ') ≥ S(τ_f): restore, i.e. Σ_removed C/D ≥
-    // C_f/D_f + C'/D. Decided in f64 when the sides differ by more than
-    // 1e-9 relative (far above the ~1e-14 rounding of these short sums),
-    // else with exact rationals.
-    let removed_items = &s.items[..k];
-    let removed_f: f64 = removed_items
-        .iter()
-        .map(|it| it.task.wcet as f64 / it.task.deadline as f64)
-        .sum();
-    let gained_f = failed.task.wcet as f64 / failed.task.deadline as f64
-        + first as f64 / last.task.deadline as f64;
-    let restore = if removed_f > gained_f * (1.0 + 1e-9) {
-        true
-    } else if removed_f < gained_f * (1.0 - 1e-9) {
-        false
-    } else {
-        let removed = s.removed.get_or_insert_with(RatioSum::zero);
-        removed.clear();
-        for it in removed_items {
-            removed.add(it.task.wcet, it.task.deadline);
-        }
-        let gained = s.gained.get_or_insert_with(RatioSum::zero);
-        gained.clear();
-        gained.add(failed.task.wcet, failed.task.deadline);
-        gained.add(first, last.task.deadline);
-        removed.cmp(gained) != Ordering::Less
-    };
+    // if Removed_Size − S(τ') ≥ S(τ_f): restore.
+    let restore = restore_instead(s, k, &failed, first, &last);
     if restore {
         // Unallocated_Queue ← Old_Unallocated_Queue; Allocated_Queue_j ←
         // Old_Allocated_Queue_j. Fix (a): Old_Unallocated_Queue was saved
