@@ -527,7 +527,7 @@ fn simulate_runs(w: &Workload, sim_seed: u64, a: &Args) -> Vec<SimResult> {
         .collect()
 }
 
-fn aware_extra(method: Method) -> Extra {
+fn extra_with(method: Method) -> Extra {
     Extra {
         method,
         ..Default::default()
@@ -535,8 +535,8 @@ fn aware_extra(method: Method) -> Extra {
 }
 
 fn run_one(w: &Workload, sim_seed: u64, a: &Args) -> Outcome {
-    let aware = analyze_with(w, &aware_extra(Method::Aware));
-    let oblivious = analyze_with(w, &aware_extra(Method::Oblivious));
+    let aware = analyze_with(w, &extra_with(Method::Aware));
+    let oblivious = analyze_with(w, &extra_with(Method::Oblivious));
     let runs = simulate_runs(w, sim_seed, a);
     let mut o = Outcome {
         no_miss: no_miss(&runs),
@@ -554,10 +554,10 @@ fn run_one(w: &Workload, sim_seed: u64, a: &Args) -> Outcome {
     check(&mut o, 1, w, &oblivious.0, &runs, same_plan, possible);
     o.accepted[2] = o.accepted[0];
     if !o.accepted[0] {
-        let suggested = rtgpu_analysis::workload::suggest(w, &aware_extra(Method::Aware), &aware.0);
+        let suggested = rtgpu_analysis::workload::suggest(w, &extra_with(Method::Aware), &aware.0);
         if let Some(s) = suggested.filter(|s| s.schedulable) {
             let sw = &s.apply(w);
-            let (report, plan) = analyze_with(sw, &aware_extra(Method::Aware));
+            let (report, plan) = analyze_with(sw, &extra_with(Method::Aware));
             let sruns = simulate_runs(sw, sim_seed, a);
             o.jobs += sruns.iter().map(|r| r.jobs).sum::<u64>();
             let as_planned = simulated_as_planned(sw, &report, &plan);
