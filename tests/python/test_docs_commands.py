@@ -67,6 +67,10 @@ SKIP: dict[str, str] = {
         "a whole study (40,000 task sets, ~30 s on 2 workers) writing into studies/results; "
         "tests/python/test_experiment.py runs `rtgpu experiment` on a small study"
     ),
+    "RTGPU_BLESS=1 cargo test -p rtgpu-capi --test header": (
+        "rewrites the committed C header (a debug build of cbindgen, minutes); the suite runs "
+        "the same test without RTGPU_BLESS, which fails when the header is stale"
+    ),
     "dask scheduler": "a Dask scheduler: a server that never exits",
     "dask worker tcp://host:8786 --nworkers auto --nthreads 1": "needs a scheduler on host",
     "rtgpu experiment studies/seed000-overheads.toml --scheduler tcp://host:8786": (

@@ -293,10 +293,55 @@ class TestRunner:
             (c, a) for c in ("2", "4") for a in ("pdms-hpts-ds", "first-fit")
         }
         assert all(int(s["sets"]) == 30 for s in summary)
-        if _has("pyarrow"):
-            import pyarrow.parquet as pq
+        for s in summary:
+            if s["analysis"] == "pdms-hpts-ds":
+                assert float(s["ratio_lo"]) <= float(s["ratio"]) <= float(s["ratio_hi"]), s
+            assert float(s["breakdown_ci95"]) > 0, s
+        check_tidy_tables(study, r3)
 
-            assert pq.read_table(study.output / "results.parquet").num_rows == 2 * total
+
+def check_tidy_tables(study: ex.Study, run: ex.RunResult) -> None:
+    """Issue 23: ``sets.csv`` has one typed row per task set, analysis and
+    metric, agreeing with the journal and the summary."""
+    results = run.results()
+    rows = results.rows()
+    journal = rows_of(study)
+    # pdms-hpts-ds: accepted and breakdown; first-fit: breakdown.
+    assert len(rows) == 3 * study.sets * len(study.axes["cores"])
+    seen = Counter((r["cores"], r["analysis"], r["metric"], r["set"]) for r in rows)
+    assert set(seen.values()) == {1}
+    assert {(a, m) for _, a, m, _ in seen} == {
+        ("pdms-hpts-ds", "accepted"),
+        ("pdms-hpts-ds", "breakdown"),
+        ("first-fit", "breakdown"),
+    }
+    for r in rows:
+        assert isinstance(r["cores"], int) and isinstance(r["set"], int)
+        assert isinstance(r["value"], float) and 0 <= r["set"] < study.sets
+    summary = {(s["cores"], s["analysis"]): s for s in results.summary()}
+    for c in study.axes["cores"]:
+        acc = [r["value"] for r in rows if r["cores"] == c and r["metric"] == "accepted"]
+        assert set(acc) <= {0.0, 1.0}
+        assert sum(acc) == summary[(c, "pdms-hpts-ds")]["schedulable"]
+    # Each set's breakdown is the journal's value for that set.
+    by_point = {(j["point"], j["analysis"]): j["breakdown"].split() for j in journal}
+    firsts = {p.key: p.first for p in study.points()}
+    for r in rows:
+        if r["metric"] == "breakdown":
+            v = by_point[(r["point"], r["analysis"])][r["set"] - firsts[r["point"]]]
+            assert r["value"] == float(v)
+    if _has("pandas"):
+        df = results.to_pandas()
+        ratio = df[df.metric == "accepted"].groupby("cores").value.mean()
+        for c in study.axes["cores"]:
+            assert ratio[c] == pytest.approx(summary[(c, "pdms-hpts-ds")]["ratio"])
+    if _has("pyarrow"):
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(study.output / "sets.parquet")
+        assert table.num_rows == len(rows)
+        assert str(table.schema.field("cores").type) == "int64"
+        assert str(table.schema.field("value").type) == "double"
 
     def test_other_study_in_same_output_is_refused(self, tmp_path: Path, client: Any) -> None:
         study = write_study(tmp_path, study_text(sets=4, chunk=4, cores="[2]"))
@@ -359,11 +404,29 @@ class TestOutputSafety:
         assert all(int(s["sets"]) == 6 for s in summary)
         # Copies that disagree: refused, naming both lines.
         bad = lines[1].split(",")
-        bad[study_columns(study).index("breakdown")] = "0.123"
+        bad[study_columns(study).index("breakdown")] = "0.123 0.456"
         path.write_text("".join([*lines, ",".join(bad)]))
         want = r"results.csv:14: point .* other results than on line 2"
         with pytest.raises(ex.StudyError, match=want):
             ex.run(study, client=client, progress=False, plots=False)
+
+    def test_per_set_values_of_the_wrong_count_are_named_with_their_line(
+        self, tmp_path: Path, client: Any
+    ) -> None:
+        study = write_study(tmp_path, study_text(sets=4, chunk=2, cores="[2]"))
+        ex.run(study, client=client, progress=False, plots=False)
+        path = study.output / "results.csv"
+        lines = path.read_text().splitlines(keepends=True)
+        col = study_columns(study).index("accepted")
+        for cell, want in (
+            ("1", r"accepted has 1 values for 2 sets"),
+            ("1 x", r"accepted value 'x' is not a number"),
+        ):
+            row = next(csv.reader([lines[1]]))
+            row[col] = cell
+            path.write_text(lines[0] + ",".join(row) + "\n" + "".join(lines[2:]))
+            with pytest.raises(ex.StudyError, match=rf"results.csv:2: {want}"):
+                ex.run(study, client=client, progress=False, plots=False)
 
     def test_non_utf8_byte_is_named_with_its_line(self, tmp_path: Path, client: Any) -> None:
         study = write_study(tmp_path, study_text(sets=4, chunk=2, cores="[2]"))
@@ -706,3 +769,33 @@ class TestGpuStudies:
 def test_public_names() -> None:
     assert rtgpu.experiment is ex
     assert "pdms-hpts-ds" in ex.ANALYSES and set(ex.METRICS) == {"ratio", "breakdown", "blocking"}
+
+
+class TestIntervals:
+    """The 95 % intervals of the summary and the figures (stats.py)."""
+
+    def test_wilson_matches_closed_forms(self) -> None:
+        from rtgpu.experiment.stats import Z95, wilson
+
+        z2 = Z95 * Z95
+        # k = 0 and k = n: the bounds are z²/(n + z²) from the certain end.
+        assert wilson(0, 10) == (0.0, pytest.approx(z2 / (10 + z2)))
+        assert wilson(10, 10) == (pytest.approx(10 / (10 + z2)), 1.0)
+        lo, hi = wilson(5, 10)
+        assert (lo, hi) == (pytest.approx(0.2366, abs=1e-4), pytest.approx(0.7634, abs=1e-4))
+        # Narrower with more sets, always around the estimate, inside [0, 1].
+        for n in (1, 3, 50, 1000):
+            for k in range(0, n + 1, max(1, n // 7)):
+                a, b = wilson(k, n)
+                assert 0.0 <= a <= k / n <= b <= 1.0
+        assert wilson(50, 100)[1] - wilson(50, 100)[0] < wilson(5, 10)[1] - wilson(5, 10)[0]
+        with pytest.raises(ValueError):
+            wilson(11, 10)
+
+    def test_mean_interval(self) -> None:
+        from rtgpu.experiment.stats import Z95, mean_ci
+
+        mean, half = mean_ci([1.0, 2.0, 3.0])
+        assert mean == 2.0 and half == pytest.approx(Z95 / 3**0.5)
+        assert mean_ci([4.0]) == (4.0, 0.0)
+        assert all(x != x for x in mean_ci([]))  # nan

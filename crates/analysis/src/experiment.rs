@@ -382,6 +382,10 @@ pub struct Metrics {
 pub struct TestOutcome {
     /// Sets accepted (when `Metrics::ratio`).
     pub schedulable: u64,
+    /// Whether each set was accepted, in set order (when `Metrics::ratio`
+    /// and the test decides): the per-set outcome behind `schedulable`,
+    /// for paired comparisons and tidy tables.
+    pub accepted: Vec<bool>,
     /// Breakdown utilization of each set, in set order (when
     /// `Metrics::breakdown`).
     pub breakdown: Vec<f64>,
@@ -432,11 +436,10 @@ pub fn run_batch(
         batch.utilization_sum += plain.iter().map(Task::utilization).sum::<f64>();
         batch.effective_utilization_sum += effective_utilization(&set, r);
         for (out, &test) in batch.tests.iter_mut().zip(tests) {
-            if metrics.ratio
-                && test.decides()
-                && test.schedulable_set(&set, &plain, setup, &mut scratch)
-            {
-                out.schedulable += 1;
+            if metrics.ratio && test.decides() {
+                let ok = test.schedulable_set(&set, &plain, setup, &mut scratch);
+                out.schedulable += u64::from(ok);
+                out.accepted.push(ok);
             }
             if metrics.breakdown && !test.uses_gpu() {
                 out.breakdown.push(breakdown(&plain, m, test).1);
@@ -511,6 +514,31 @@ mod tests {
     }
 
     #[test]
+    fn each_set_accepted_is_the_decision_on_that_set_alone() {
+        // Half the cores' worth of load: some sets pass, some do not.
+        let spec = seed003(3.4);
+        let tests = [Test::from_name("first-fit").expect("known")];
+        let m = Metrics {
+            ratio: true,
+            ..Metrics::default()
+        };
+        let setup = Setup {
+            cores: 4,
+            ..Setup::default()
+        };
+        let all = run_batch(&spec, 5, 0, 40, &setup, &tests, m);
+        let acc = &all.tests[0].accepted;
+        assert_eq!(acc.len(), 40);
+        let ones = acc.iter().filter(|&&a| a).count() as u64;
+        assert_eq!(ones, all.tests[0].schedulable);
+        assert!(ones > 0 && ones < 40, "a mix of outcomes: {acc:?}");
+        for (k, &a) in acc.iter().enumerate() {
+            let one = run_batch(&spec, 5, k as u64, 1, &setup, &tests, m);
+            assert_eq!(one.tests[0].accepted, vec![a], "set {k}");
+        }
+    }
+
+    #[test]
     fn batch_is_reproducible_and_splittable() {
         let spec = seed003(4.0);
         let tests = [Test::from_name("pdms-hpts-ds").expect("known")];
@@ -536,6 +564,7 @@ mod tests {
         assert_eq!(all.tests[0].breakdown, joined);
         // Sets generated to exceed U = m are unschedulable as drawn.
         assert_eq!(all.tests[0].schedulable, 0);
+        assert_eq!(all.tests[0].accepted, vec![false; 6]);
         assert!(all.utilization_sum / 6.0 > 4.0);
         for &x in &joined {
             assert!(x > 0.5 * 4.0 && x <= 4.0 + 1e-9, "{x}");
@@ -663,6 +692,8 @@ mod tests {
         };
         let mid = run_batch(&half, 77, 0, 40, &setup, &tests[1..2], m);
         assert_eq!(mid.tests[0].schedulable, 40, "{mid:?}");
+        assert_eq!(mid.tests[0].accepted, vec![true; 40]);
+        assert_eq!(over.tests[0].accepted, vec![false; 10]);
         // Effective utilization at R = 16 exceeds the CPU utilization:
         // each GPU-using task adds 15 · 0.75 · U_i.
         assert!(light.effective_utilization_sum > 2.0 * light.utilization_sum);

@@ -1,6 +1,8 @@
 //! # rtgpu-capi
 //!
-//! The C ABI of rtgpu's GPU arbiter (`include/rtgpu.h`), for CUDA C/C++
+//! The C ABI of rtgpu's GPU arbiter (`include/rtgpu.h`, generated from
+//! this file by cbindgen: `tests/header.rs` fails when it is stale, and
+//! `RTGPU_BLESS=1 cargo test -p rtgpu-capi --test header` rewrites it), for CUDA C/C++
 //! programs: opaque handles for the in-process arbiter, a registered client
 //! thread (of the in-process arbiter or of `rtgpu daemon`), a held GPU token
 //! and a held engine lock. Functions that return a
@@ -13,6 +15,7 @@
 //! program against the built library.
 
 #![allow(non_camel_case_types)]
+#![allow(clippy::enum_variant_names)]
 
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_uint, CStr, CString};
@@ -22,14 +25,26 @@ use std::sync::Arc;
 use rtgpu_runtime::arbiter::{Arbiter, ArbiterConfig, Engine};
 use rtgpu_runtime::client::{AnyClient, AnyLock, AnyToken};
 
-/// `rtgpu_arbiter` in C.
+/// An arbiter of this process: GPUs, their tokens and engine locks.
 pub struct rtgpu_arbiter(Arc<Arbiter>);
-/// `rtgpu_client` in C.
+/// A registered thread, of this process's arbiter or of `rtgpu daemon`.
 pub struct rtgpu_client(AnyClient);
-/// `rtgpu_token` in C.
+/// A held GPU token.
 pub struct rtgpu_token(AnyToken);
-/// `rtgpu_lock` in C.
+/// A held engine lock.
 pub struct rtgpu_lock(#[allow(dead_code)] AnyLock);
+
+/// The engines of a GPU, for `rtgpu_engine_lock`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum rtgpu_engine {
+    /// The execution engine.
+    RTGPU_EXEC = 0,
+    /// The host-to-device copy engine.
+    RTGPU_COPY_IN = 1,
+    /// The device-to-host copy engine (the same one on a GPU with one).
+    RTGPU_COPY_OUT = 2,
+}
 
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
@@ -67,6 +82,11 @@ unsafe fn free<T>(p: *mut T) {
     }
 }
 
+/// An arbiter of `gpus` GPUs with `copy_engines` copy engines (1 or 2) and
+/// `tokens_per_gpu` tokens each; `allocator` is "gpusync" (NULL),
+/// "shortest-queue", "k-fmlp" or "static"; `engine_locks` non-zero to
+/// arbitrate the engines too.
+///
 /// # Safety
 /// `allocator` is NULL or a NUL-terminated string.
 #[no_mangle]
@@ -100,16 +120,21 @@ pub unsafe extern "C" fn rtgpu_arbiter_new(
     })
 }
 
+/// Frees an arbiter (NULL: nothing). Its clients, tokens and locks keep
+/// what they need of it.
+///
 /// # Safety
-/// `arbiter` is NULL or from [`rtgpu_arbiter_new`], freed once.
+/// `arbiter` is NULL or from `rtgpu_arbiter_new`, freed once.
 #[no_mangle]
 pub unsafe extern "C" fn rtgpu_arbiter_free(arbiter: *mut rtgpu_arbiter) {
     // SAFETY: per the contract.
     unsafe { free(arbiter) }
 }
 
+/// Registers the calling thread with its base SCHED_FIFO priority (1-99).
+///
 /// # Safety
-/// `arbiter` is a live handle from [`rtgpu_arbiter_new`].
+/// `arbiter` is a live handle from `rtgpu_arbiter_new`.
 #[no_mangle]
 pub unsafe extern "C" fn rtgpu_register(
     arbiter: *mut rtgpu_arbiter,
@@ -130,8 +155,10 @@ fn fifo(fifo_priority: c_int) -> Result<u8, String> {
         .ok_or_else(|| format!("fifo_priority must be 1..=99, got {fifo_priority}"))
 }
 
-/// Connects the calling thread to `rtgpu daemon` at `socket` (NULL: the
-/// daemon's default path) with base SCHED_FIFO priority `fifo_priority`.
+/// Cross-process mode: connects the calling thread to `rtgpu daemon` at
+/// `socket` (NULL: /tmp/rtgpud.sock) with its base SCHED_FIFO priority
+/// (1-99). The token and lock calls work the same on such a client; if this
+/// process dies, the daemon releases whatever it held at once.
 ///
 /// # Safety
 /// `socket` is NULL or a NUL-terminated string.
@@ -155,14 +182,20 @@ pub unsafe extern "C" fn rtgpu_connect(
     })
 }
 
+/// Frees a client (NULL: nothing).
+///
 /// # Safety
-/// `client` is NULL or from [`rtgpu_register`], freed once.
+/// `client` is NULL or from `rtgpu_register` or `rtgpu_connect`, freed once.
 #[no_mangle]
 pub unsafe extern "C" fn rtgpu_client_free(client: *mut rtgpu_client) {
     // SAFETY: per the contract.
     unsafe { free(client) }
 }
 
+/// Blocks until a GPU token is granted; `*gpu_out` (if not NULL) gets its
+/// GPU. `hold_ns`: the worst-case time the token is held (the allocator's
+/// queue choice).
+///
 /// # Safety
 /// `client` is a live handle; `gpu_out` is NULL or points to an int.
 #[no_mangle]
@@ -184,16 +217,21 @@ pub unsafe extern "C" fn rtgpu_token_acquire(
     p
 }
 
+/// Releases a token (NULL: nothing).
+///
 /// # Safety
-/// `token` is NULL or from [`rtgpu_token_acquire`], released once.
+/// `token` is NULL or from `rtgpu_token_acquire`, released once.
 #[no_mangle]
 pub unsafe extern "C" fn rtgpu_token_release(token: *mut rtgpu_token) {
     // SAFETY: per the contract.
     unsafe { free(token) }
 }
 
+/// Blocks until the engine lock (an `rtgpu_engine`) of the token's GPU is
+/// granted.
+///
 /// # Safety
-/// `token` is a live handle from [`rtgpu_token_acquire`].
+/// `token` is a live handle from `rtgpu_token_acquire`.
 #[no_mangle]
 pub unsafe extern "C" fn rtgpu_engine_lock(
     token: *mut rtgpu_token,
@@ -203,9 +241,9 @@ pub unsafe extern "C" fn rtgpu_engine_lock(
         // SAFETY: a live handle per the contract.
         let t = unsafe { token.as_ref() }.ok_or("token is NULL")?;
         let e = match engine {
-            0 => Engine::Exec,
-            1 => Engine::CopyIn,
-            2 => Engine::CopyOut,
+            x if x == rtgpu_engine::RTGPU_EXEC as c_int => Engine::Exec,
+            x if x == rtgpu_engine::RTGPU_COPY_IN as c_int => Engine::CopyIn,
+            x if x == rtgpu_engine::RTGPU_COPY_OUT as c_int => Engine::CopyOut,
             other => {
                 return Err(format!(
                     "engine must be RTGPU_EXEC, RTGPU_COPY_IN or RTGPU_COPY_OUT, got {other}"
@@ -217,8 +255,11 @@ pub unsafe extern "C" fn rtgpu_engine_lock(
     })
 }
 
+/// Both copy locks of a peer copy from `src_gpu` to the token's GPU,
+/// atomically.
+///
 /// # Safety
-/// `token` is a live handle from [`rtgpu_token_acquire`].
+/// `token` is a live handle from `rtgpu_token_acquire`.
 #[no_mangle]
 pub unsafe extern "C" fn rtgpu_peer_copy_lock(
     token: *mut rtgpu_token,
@@ -232,6 +273,8 @@ pub unsafe extern "C" fn rtgpu_peer_copy_lock(
     })
 }
 
+/// Unlocks an engine lock (NULL: nothing).
+///
 /// # Safety
 /// `lock` is NULL or from an engine-lock function, unlocked once.
 #[no_mangle]
@@ -240,8 +283,8 @@ pub unsafe extern "C" fn rtgpu_engine_unlock(lock: *mut rtgpu_lock) {
     unsafe { free(lock) }
 }
 
-/// The calling thread's last error message (empty if none). Valid until
-/// the thread's next failing call.
+/// Why the calling thread's last call that returned NULL failed (empty if
+/// none). Valid until the thread's next failing call.
 #[no_mangle]
 pub extern "C" fn rtgpu_last_error() -> *const c_char {
     LAST_ERROR.with(|e| e.borrow().as_ptr())

@@ -116,6 +116,12 @@ impl PyBatch {
     fn schedulable(&self) -> Vec<u64> {
         self.0.tests.iter().map(|t| t.schedulable).collect()
     }
+    /// Per test, whether it accepted each set, in set order (empty unless
+    /// the ratio was requested, and for tests that decide nothing).
+    #[getter]
+    fn accepted(&self) -> Vec<Vec<bool>> {
+        self.0.tests.iter().map(|t| t.accepted.clone()).collect()
+    }
     /// Per test, each set's breakdown utilization (empty unless requested).
     #[getter]
     fn breakdown(&self) -> Vec<Vec<f64>> {

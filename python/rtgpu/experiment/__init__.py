@@ -5,14 +5,16 @@ analyses and their metrics (schedulable ratio, breakdown utilization), and the
 plots. :func:`run` computes every point on Dask (a LocalCluster of worker
 processes by default, or any scheduler address), appends tidy rows to
 ``results.csv`` as points finish, resumes an interrupted study without
-recomputing finished points, and writes ``summary.csv``, ``results.parquet``
-(with pyarrow) and the figures (PNG and SVG)::
+recomputing finished points, and writes ``summary.csv`` (with 95 %
+intervals), the tidy ``sets.csv`` (one row per task set, analysis and
+metric; ``sets.parquet`` with pyarrow) and the figures (PNG and SVG)::
 
     import rtgpu.experiment as ex
 
     study = ex.load_study("studies/seed003-breakdown.toml")
     result = ex.run(study, workers=2)
     print(result.output, result.sets_per_second)
+    df = result.results().to_pandas()      # or ex.load_results(result.output)
 
 Also the command ``rtgpu experiment STUDY`` and ``python -m rtgpu.experiment``.
 Guide: ``docs/guide/experiment.md``.
@@ -24,6 +26,7 @@ from .. import _rtgpu
 from .._rtgpu import GpuUse, Task
 from .lock import OutputLock, StudyWarning
 from .registry import ANALYSES, METRICS, Analysis, Job, Outcome, register
+from .results import Results, load_results
 from .runner import RunResult, compute_point, run
 from .study import Plot, Point, Study, StudyError, load_study, parse_study
 
@@ -37,12 +40,14 @@ __all__ = [
     "OutputLock",
     "Plot",
     "Point",
+    "Results",
     "RunResult",
     "Study",
     "StudyError",
     "StudyWarning",
     "compute_point",
     "generate",
+    "load_results",
     "load_study",
     "parse_study",
     "register",

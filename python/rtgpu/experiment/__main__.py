@@ -102,12 +102,20 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 128 + signum
-    print(
-        f"{study.name}: {r.points} points ({r.computed} computed, {r.resumed} already done), "
-        f"{r.sets_computed} task sets in {r.seconds:.1f} s ({r.sets_per_second:,.0f} sets/s)"
-    )
-    for f in r.files:
-        print(f"  {f}")
+    try:
+        print(
+            f"{study.name}: {r.points} points ({r.computed} computed, {r.resumed} already "
+            f"done), {r.sets_computed} task sets in {r.seconds:.1f} s "
+            f"({r.sets_per_second:,.0f} sets/s)"
+        )
+        for f in r.files:
+            print(f"  {f}")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `... | head -1`: the reader left; the results are written. Point
+        # stdout at /dev/null so the interpreter's final flush is quiet.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
     return 0
 
 

@@ -1,4 +1,9 @@
-"""Figures of a study, as PNG and SVG (matplotlib, no display needed)."""
+"""Figures of a study, as PNG and SVG (matplotlib, no display needed).
+
+Every estimate is drawn with its 95 % interval as a shaded band (Wilson's
+for a schedulable ratio, the normal interval of the mean for per-set
+values: :mod:`.stats`), and value axes start at zero (ratios span 0-1), so
+a difference is drawn at its size beside its uncertainty."""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .results import Row, samples
+from .stats import mean_ci, wilson
 from .study import Plot, Study
 
 __all__ = ["plot_study"]
@@ -85,6 +91,7 @@ def _draw(study: Study, plot: Plot, rows: Sequence[Row]) -> Any:
         ax.set_ylabel("probability density")
     else:
         xcol = _X_COLUMNS.get(plot.x or "", plot.x or "")
+        top = 0.0
         for label, rs in groups.items():
             # Average the chunks of one axis value (weighted by sets).
             by_x: dict[float, list[Row]] = {}
@@ -102,23 +109,45 @@ def _draw(study: Study, plot: Plot, rows: Sequence[Row]) -> Any:
                     x = sum(_num(r[xcol]) * int(r["sets"]) for r in crs) / w
                     by_x[x] = crs
             xs = sorted(by_x)
-            ys = []
+            ys, lo, hi = [], [], []
+            n_min = None
             for x in xs:
                 crs = by_x[x]
                 sets = sum(int(r["sets"]) for r in crs)
                 if plot.kind == "ratio":
-                    ys.append(sum(int(r["schedulable"] or 0) for r in crs) / sets)
+                    k = sum(int(r["schedulable"] or 0) for r in crs)
+                    y = k / sets
+                    a, b = wilson(k, sets)
+                    n = sets
                 else:
-                    b = [v / _norm(study, plot, r) for r in crs for v in samples([r], plot.metric)]
-                    ys.append(sum(b) / len(b) if b else float("nan"))
-            ax.plot(xs, ys, marker="o", markersize=3, linewidth=1.2, label=label)
+                    vals = [
+                        v / _norm(study, plot, r) for r in crs for v in samples([r], plot.metric)
+                    ]
+                    y, half = mean_ci(vals)
+                    a, b = y - half, y + half
+                    n = len(vals)
+                ys.append(y)
+                lo.append(a)
+                hi.append(b)
+                n_min = n if n_min is None else min(n_min, n)
+            (line,) = ax.plot(
+                xs, ys, marker="o", markersize=3, linewidth=1.2, label=f"{label} (n≥{n_min})"
+            )
+            # Lighter bands when many overlap (a ratio of 1 still has a band
+            # down to n/(n + 1.96²)).
+            alpha = 0.2 if len(groups) <= 4 else 0.12
+            ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=alpha, linewidth=0)
+            top = max([top, *(h for h in hi if h == h)])
         ax.set_xlabel(plot.x or "")
         if plot.kind == "ratio":
-            ax.set_ylabel("schedulable ratio")
+            ax.set_ylabel("schedulable ratio (band: Wilson 95 % interval)")
             ax.set_ylim(-0.02, 1.02)
         else:
-            ax.set_ylabel(f"mean {_label(plot)}")
+            ax.set_ylabel(f"mean {_label(plot)} (band: 95 % interval)")
             ax.set_yscale(plot.yscale)
+            if plot.yscale == "linear" and ax.get_ylim()[0] > 0:
+                # Start at zero: a 0.07 % difference is not drawn as a cliff.
+                ax.set_ylim(0, top * 1.08)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(plot.title or f"{study.name}: {plot.name}", fontsize=10)

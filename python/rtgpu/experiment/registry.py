@@ -29,7 +29,7 @@ from typing import Callable, Union
 from .. import _rtgpu
 from .values import resolve
 
-__all__ = ["ANALYSES", "METRICS", "SAMPLES", "Analysis", "Job", "Outcome", "register"]
+__all__ = ["ANALYSES", "METRICS", "PER_SET", "SAMPLES", "Analysis", "Job", "Outcome", "register"]
 
 METRICS = ("ratio", "breakdown", "blocking")
 """Metrics in column order: ``ratio`` counts the sets an analysis accepts
@@ -38,9 +38,15 @@ breakdown utilization (Lehoczky, Sha & Ding: the utilization at which the set,
 with every C scaled by one factor, stops being schedulable); ``blocking``
 records each set's largest GPUSync blocking bound in ms (seed 004 App. A)."""
 
-SAMPLES = ("breakdown", "blocking")
-"""The metrics recorded per task set (one column each, values separated by
-spaces); ``ratio`` is a count per point."""
+PER_SET = {"ratio": "accepted", "breakdown": "breakdown", "blocking": "blocking"}
+"""Each metric's per-set column: ``accepted`` (1 where the analysis accepted
+the set, else 0; ``ratio``'s per-set outcome, its count is ``schedulable``),
+``breakdown``, ``blocking``."""
+
+SAMPLES = tuple(PER_SET.values())
+"""The per-set columns, in column order (in ``results.csv`` one column each,
+values separated by spaces, in set order; in ``sets.csv`` one row per set
+and metric)."""
 
 Param = Union[int, float, str, bool]
 
@@ -67,7 +73,9 @@ class Outcome:
     tasks_sum: int
     schedulable: int | None = None
     samples: Mapping[str, list[float]] = field(default_factory=dict)
-    """Per metric of :data:`SAMPLES`, one value per set in set order."""
+    """Per column of :data:`SAMPLES` (``accepted``, ``breakdown``,
+    ``blocking``), one value per set in set order; an analysis that only
+    counts its accepted sets may leave ``accepted`` out."""
 
 
 @dataclass(frozen=True)
@@ -106,14 +114,18 @@ def _native(name: str) -> Callable[[Job, tuple[str, ...]], Outcome]:
             "breakdown" in metrics,
             "blocking" in metrics,
         )
-        samples = {"breakdown": b.breakdown[0], "blocking": b.blocking[0]}
+        samples = {
+            "accepted": [1.0 if a else 0.0 for a in b.accepted[0]],
+            "breakdown": b.breakdown[0],
+            "blocking": b.blocking[0],
+        }
         return Outcome(
             sets=b.sets,
             utilization_sum=b.utilization_sum,
             effective_utilization_sum=b.effective_utilization_sum,
             tasks_sum=b.tasks_sum,
             schedulable=b.schedulable[0] if "ratio" in metrics else None,
-            samples={m: samples[m] for m in metrics if m in SAMPLES},
+            samples={PER_SET[m]: samples[PER_SET[m]] for m in metrics},
         )
 
     return run

@@ -1,5 +1,11 @@
-"""The tidy results file: one CSV row per (point, analysis), appended as
-points finish; reading it back for resume, summaries, Parquet and plots."""
+"""A study's tables.
+
+``results.csv`` is the run's journal: one row per (point, analysis), appended
+and flushed as points finish, read back to resume. From it the runner writes
+the tables to analyse: ``sets.csv`` (tidy: one row per task set, analysis and
+metric, typed values; ``sets.parquet`` the same with pyarrow) and
+``summary.csv`` (per axis combination and analysis, with 95 % intervals).
+:func:`load_results` reads them back as rows or a pandas DataFrame."""
 
 from __future__ import annotations
 
@@ -10,16 +16,27 @@ import json
 import math
 import os
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from .lock import StudyWarning
-from .registry import SAMPLES
-from .study import Study, StudyError
+from .registry import PER_SET
+from .stats import mean_ci, wilson
+from .study import Study, StudyError, _fmt
 
-__all__ = ["ResultsFile", "Row", "columns", "read_rows", "summarize", "write_parquet"]
+__all__ = [
+    "Results",
+    "ResultsFile",
+    "Row",
+    "columns",
+    "load_results",
+    "read_rows",
+    "summarize",
+    "tidy_rows",
+    "write_sets",
+]
 
 Row = dict[str, str]
 
@@ -34,15 +51,17 @@ MEASURED = (
 
 
 def sample_metrics(study: Study) -> tuple[str, ...]:
-    """The per-set metrics of ``study``, one column each."""
-    return tuple(m for m in SAMPLES if m in study.metrics)
+    """The per-set columns of ``study`` (``accepted`` for ``ratio``,
+    ``breakdown``, ``blocking``), one column each."""
+    return tuple(c for m, c in PER_SET.items() if m in study.metrics)
 
 
 def columns(study: Study) -> list[str]:
     """Column order: the point key, its chunk, one column per axis, the
     measured values, one column per per-set metric (space-separated values,
     in set order), the compute time. ``schedulable`` is empty for an analysis
-    without metric ratio, a per-set column for one without that metric."""
+    without metric ratio, a per-set column for one without that metric (and
+    ``accepted`` for an analysis that only counts)."""
     return ["point", "chunk", *study.axes, *MEASURED, *sample_metrics(study), "seconds"]
 
 
@@ -92,7 +111,7 @@ class ResultsFile:
         meta_path = out / "study.json"
         cols = columns(self.study)
         if self.fresh:
-            for name in ("results.csv", "summary.csv", "results.parquet"):
+            for name in ("results.csv", "summary.csv", "sets.csv", "sets.parquet"):
                 (out / name).unlink(missing_ok=True)
         if self.path.exists() and meta_path.exists():
             try:
@@ -165,7 +184,7 @@ class ResultsFile:
                     "point, or use --fresh"
                 )
             r = dict(zip(cols, fields))
-            _check_numbers(self.path, line, r)
+            _check_numbers(self.path, line, r, sample_metrics(self.study))
             key = (r["point"], r["analysis"])
             if key not in keys:
                 unknown += 1
@@ -221,15 +240,29 @@ class ResultsFile:
         self._file.close()
 
 
-def _check_numbers(path: Path, line: int, r: Row) -> None:
-    """``sets`` a count, ``schedulable`` a count or empty: what the summary
-    adds up."""
+def _check_numbers(path: Path, line: int, r: Row, per_set: Sequence[str]) -> None:
+    """``sets`` a count, ``schedulable`` a count or empty, each per-set
+    column empty or one number per set: what the summary, the tidy tables
+    and the plots read."""
     sets, sched = r.get("sets", ""), r.get("schedulable", "")
+    damaged = "the file is damaged; delete that line to recompute its point, or use --fresh"
     if not sets.isdigit() or not (sched == "" or sched.isdigit()):
         raise StudyError(
-            f"{path}:{line}: sets {sets!r}, schedulable {sched!r} are not counts: the file is "
-            "damaged; delete that line to recompute its point, or use --fresh"
+            f"{path}:{line}: sets {sets!r}, schedulable {sched!r} are not counts: {damaged}"
         )
+    for c in per_set:
+        values = r.get(c, "").split()
+        if values and len(values) != int(sets):
+            raise StudyError(
+                f"{path}:{line}: {c} has {len(values)} values for {sets} sets: {damaged}"
+            )
+        for v in values:
+            try:
+                float(v)
+            except ValueError:
+                raise StudyError(
+                    f"{path}:{line}: {c} value {v!r} is not a number: {damaged}"
+                ) from None
 
 
 def _f(v: str) -> float:
@@ -238,8 +271,10 @@ def _f(v: str) -> float:
 
 def summarize(study: Study, rows: Iterable[Row]) -> list[dict[str, Any]]:
     """One row per (axis combination, analysis), over its chunks: sets,
-    schedulable ratio, mean utilizations, mean and standard deviation of the
-    breakdown utilization (also divided by ``cores`` when there is one)."""
+    schedulable ratio with its Wilson 95 % interval (``ratio_lo``,
+    ``ratio_hi``), mean utilizations, mean, 95 % half-width (``_ci95``),
+    standard deviation and maximum of each per-set metric (the breakdown
+    utilization also divided by ``cores`` when there is one)."""
     groups: dict[tuple[str, ...], list[Row]] = {}
     axes = list(study.axes)
     for r in rows:
@@ -256,12 +291,16 @@ def summarize(study: Study, rows: Iterable[Row]) -> list[dict[str, Any]]:
         if all(r["schedulable"] for r in rs):
             s["schedulable"] = sum(int(r["schedulable"]) for r in rs)
             s["ratio"] = s["schedulable"] / sets
+            s["ratio_lo"], s["ratio_hi"] = wilson(s["schedulable"], sets)
         for metric in sample_metrics(study):
+            if metric == "accepted":  # the ratio above, per set
+                continue
             b = samples(rs, metric)
             if not b:
                 continue
-            mean = sum(b) / len(b)
+            mean, half = mean_ci(b)
             s[f"{metric}_mean"] = mean
+            s[f"{metric}_ci95"] = half
             s[f"{metric}_std"] = math.sqrt(sum((x - mean) ** 2 for x in b) / len(b))
             s[f"{metric}_max"] = max(b)
             cores = _cores(study, rs[0])
@@ -290,25 +329,139 @@ def write_summary(study: Study, rows: list[Row]) -> Path:
     cols: list[str] = []
     for s in summary:
         cols += [k for k in s if k not in cols]
-    with path.open("w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=cols, lineterminator="\n")
-        w.writeheader()
-        w.writerows(summary)
+    _atomic(path, lambda f: _write_csv(f, cols, summary))
     return path
 
 
-def write_parquet(study: Study) -> Path | None:
-    """``results.parquet`` beside ``results.csv`` when pyarrow is importable."""
+TIDY = ("point", "chunk", "analysis", "set", "metric", "value")
+"""The columns of ``sets.csv`` besides the axes (which follow ``chunk``)."""
+
+
+def tidy_rows(study: Study, rows: Iterable[Row]) -> Iterator[dict[str, Any]]:
+    """The tidy table of ``rows`` (``results.csv``): one row per task set,
+    analysis and per-set metric (``accepted`` 1 or 0, ``breakdown``,
+    ``blocking``), with typed values: ``chunk`` and ``set`` (the set's index
+    within its axis combination, the same set for every analysis) integers,
+    the axes as the study gives them, ``value`` a float. Ordered by point
+    (the study's order), analysis, metric, then set."""
+    order = {p.key: (i, p.first) for i, p in enumerate(study.points())}
+    analyses = [a for a, _ in study.analyses]
+    per_set = sample_metrics(study)
+    typed = {a: {_fmt(v): v for v in vs} for a, vs in study.axes.items()}
+    known = [r for r in rows if r["point"] in order]
+    known.sort(key=lambda r: (order[r["point"]][0], analyses.index(r["analysis"])))
+    for r in known:
+        first = order[r["point"]][1]
+        base: dict[str, Any] = {"point": r["point"], "chunk": int(r["chunk"])}
+        base.update((a, typed[a].get(r[a], r[a])) for a in study.axes)
+        base["analysis"] = r["analysis"]
+        for metric in per_set:
+            for i, x in enumerate((r.get(metric) or "").split()):
+                yield {**base, "set": first + i, "metric": metric, "value": float(x)}
+
+
+def write_sets(study: Study, rows: Sequence[Row]) -> list[Path]:
+    """``sets.csv`` (and ``sets.parquet`` when pyarrow is importable): the
+    tidy table of :func:`tidy_rows`, each written whole beside and renamed
+    over the last."""
+    cols = ["point", "chunk", *study.axes, "analysis", "set", "metric", "value"]
+    out = [study.output / "sets.csv"]
+    _atomic(out[0], lambda f: _write_csv(f, cols, tidy_rows(study, rows)))
     try:
-        pacsv: Any = importlib.import_module("pyarrow.csv")
+        pa: Any = importlib.import_module("pyarrow")
         pq: Any = importlib.import_module("pyarrow.parquet")
     except ImportError:
-        return None
-    src = study.output / "results.csv"
-    path = study.output / "results.parquet"
-    text = ["point", "analysis", *sample_metrics(study)]
-    opts = pacsv.ConvertOptions(
-        column_types=dict.fromkeys(text, importlib.import_module("pyarrow").string())
-    )
-    pq.write_table(pacsv.read_csv(src, convert_options=opts), path)
-    return path
+        return out
+    table: dict[str, list[Any]] = {c: [] for c in cols}
+    for t in tidy_rows(study, rows):
+        for c in cols:
+            table[c].append(t[c])
+    path = study.output / "sets.parquet"
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    pq.write_table(pa.table(table), tmp)
+    os.replace(tmp, path)
+    out.append(path)
+    return out
+
+
+def _write_csv(f: IO[str], cols: list[str], rows: Iterable[Mapping[str, Any]]) -> None:
+    w = csv.DictWriter(f, fieldnames=cols, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items()})
+
+
+def _atomic(path: Path, write: Callable[[IO[str]], None]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("w", newline="", encoding="utf-8") as f:
+        write(f)
+    os.replace(tmp, path)
+
+
+@dataclass(frozen=True)
+class Results:
+    """A finished study's tables, read back from its output directory."""
+
+    output: Path
+
+    def rows(self) -> list[dict[str, Any]]:
+        """``sets.csv`` as typed rows: one per task set, analysis and
+        metric (``point``, ``chunk``, the axes, ``analysis``, ``set``,
+        ``metric``, ``value``); an axis is an int or float column where
+        every value reads as one."""
+        with self._file("sets.csv").open(newline="", encoding="utf-8") as f:
+            raw = list(csv.DictReader(f))
+        if not raw:
+            return []
+        casts = {c: _column_type([r[c] for r in raw]) for c in raw[0]}
+        casts.update(point=str, chunk=int, analysis=str, set=int, metric=str, value=float)
+        return [{c: casts[c](v) for c, v in r.items()} for r in raw]
+
+    def summary(self) -> list[dict[str, Any]]:
+        """``summary.csv`` with numbers as numbers."""
+        with self._file("summary.csv").open(newline="", encoding="utf-8") as f:
+            raw = list(csv.DictReader(f))
+        if not raw:
+            return []
+        casts = {c: _column_type([r[c] for r in raw if r[c] != ""]) for c in raw[0]}
+        return [{c: (casts[c](v) if v != "" else None) for c, v in r.items()} for r in raw]
+
+    def to_pandas(self) -> Any:
+        """The tidy table as a pandas DataFrame, e.g. the schedulable ratio
+        per axis value: ``df[df.metric == "accepted"].groupby(["cores",
+        "analysis"]).value.mean()``."""
+        try:
+            pd: Any = importlib.import_module("pandas")
+        except ImportError:
+            raise StudyError(
+                'to_pandas needs pandas: pip install "rtgpu[experiment]" or pandas'
+            ) from None
+        return pd.DataFrame.from_records(self.rows())
+
+    def _file(self, name: str) -> Path:
+        path = self.output / name
+        if not path.exists():
+            raise StudyError(
+                f"{path} does not exist: run the study first (rtgpu experiment STUDY), "
+                "or name its output directory"
+            )
+        return path
+
+
+def load_results(output: str | Path | Study) -> Results:
+    """The tables of a study run: its output directory, or the study."""
+    out = output.output if isinstance(output, Study) else Path(output)
+    if not out.is_dir():
+        raise StudyError(f"{out}: not a study's output directory")
+    return Results(out)
+
+
+def _column_type(values: Sequence[str]) -> Callable[[str], Any]:
+    for cast in (int, float):
+        try:
+            for v in values:
+                cast(v)
+        except ValueError:
+            continue
+        return cast
+    return str

@@ -18,8 +18,8 @@ from typing import Any, Callable
 
 from .lock import OutputLock
 from .progress import Progress
-from .registry import ANALYSES, SAMPLES, Job
-from .results import ResultsFile, read_rows, write_parquet, write_summary
+from .registry import ANALYSES, PER_SET, Job
+from .results import Results, ResultsFile, read_rows, write_sets, write_summary
 from .study import Point, Study, StudyError, _fmt
 
 __all__ = ["RunResult", "compute_point", "run"]
@@ -41,6 +41,10 @@ class RunResult:
     def sets_per_second(self) -> float:
         return self.sets_computed / self.seconds if self.seconds > 0 else 0.0
 
+    def results(self) -> Results:
+        """The study's tables (tidy rows, summary, pandas)."""
+        return Results(self.output)
+
 
 def compute_point(
     point: Point,
@@ -51,7 +55,7 @@ def compute_point(
     """Runs every analysis of a study on one point; the rows to append.
     Runs on a Dask worker (a plain function of picklable values)."""
     params = point.params
-    samples = [m for m in SAMPLES if any(m in ms for _, ms in analyses)]
+    samples = [c for m, c in PER_SET.items() if any(m in ms for _, ms in analyses)]
     rows = []
     for name, metrics in analyses:
         start = time.perf_counter()
@@ -126,8 +130,8 @@ def run(
     on_point: Callable[[str, list[dict[str, Any]]], None] | None = None,
 ) -> RunResult:
     """Run ``study``: every point not already in ``results.csv`` is computed
-    once and appended; then ``summary.csv``, ``results.parquet`` (with
-    pyarrow) and the plots are written.
+    once and appended; then ``summary.csv``, the tidy ``sets.csv`` (and
+    ``sets.parquet`` with pyarrow) and the plots are written.
 
     ``client``: an existing ``distributed.Client`` to use; otherwise one is
     made for ``scheduler`` (an address such as ``tcp://host:8786``) or for a
@@ -192,10 +196,7 @@ def _run_locked(
         if cluster is not None:
             cluster.close()
     rows = read_rows(results.path)
-    files = [results.path, write_summary(study, rows)]
-    pq = write_parquet(study)
-    if pq is not None:
-        files.append(pq)
+    files = [results.path, write_summary(study, rows), *write_sets(study, rows)]
     if plots and study.plots:
         from .plots import plot_study
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _rtgpu
-from .registry import ANALYSES, METRICS, SAMPLES
+from .registry import ANALYSES, METRICS
 from .values import Scalar, StudyError, resolve
 
 if sys.version_info >= (3, 11):
@@ -32,6 +32,8 @@ else:  # pragma: no cover - exercised on Python < 3.11 only
 __all__ = ["Plot", "Point", "Study", "StudyError", "load_study", "parse_study"]
 
 PLOT_KINDS = ("ratio", "histogram", "mean")
+VALUED = tuple(m for m in METRICS if m != "ratio")
+"""The metrics with a value per set, which mean and histogram plots draw."""
 _TOP_KEYS = {
     "name",
     "description",
@@ -383,11 +385,11 @@ def _plots(raw: Any, where: str, study: Study) -> tuple[Plot, ...]:
         kind = t.get("kind")
         if kind not in PLOT_KINDS:
             raise StudyError(f"{at}: kind must be one of {', '.join(PLOT_KINDS)}, got {kind!r}")
-        sampled = [m for m in SAMPLES if m in study.metrics]
+        sampled = [m for m in VALUED if m in study.metrics]
         need = "ratio" if kind == "ratio" else t.get("metric", sampled[0] if sampled else None)
-        if kind != "ratio" and need not in SAMPLES:
+        if kind != "ratio" and need not in VALUED:
             raise StudyError(
-                f"{at}: metric must be one of {', '.join(SAMPLES)} for a {kind} plot, got {need!r}"
+                f"{at}: metric must be one of {', '.join(VALUED)} for a {kind} plot, got {need!r}"
             )
         if need not in study.metrics:
             raise StudyError(f"{at}: a {kind} plot needs an analysis with metric {need!r}")
@@ -427,7 +429,7 @@ def _default_plots(study: Study) -> tuple[Plot, ...]:
     out = []
     if "ratio" in study.metrics:
         out.append(Plot("ratio", "ratio", x, by))
-    for m in SAMPLES:
+    for m in VALUED:
         if m in study.metrics:
             out.append(Plot(m, "histogram", None, tuple(axes), metric=m))
     return tuple(out)
