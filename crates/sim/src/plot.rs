@@ -19,6 +19,8 @@ const RIGHT: f64 = 30.0;
 /// Space above a panel (its title) and below it (tick labels, axis title).
 const TITLE_H: f64 = 30.0;
 const AXIS_H: f64 = 46.0;
+/// The line under the first panel's title that says what its marks mean.
+const KEY_H: f64 = 14.0;
 /// Task labels under panel 1: at most this many are named (every k-th
 /// beyond), rotated so long names fit.
 const MAX_LABELS: usize = 60;
@@ -124,9 +126,16 @@ pub fn svg(r: &SimResult) -> String {
         .take(COLORS.len())
         .collect();
     let gpu_panel = !series.is_empty();
-    let panel1_h = TITLE_H + PANEL_H + LABEL_H;
+    let cdf = inversion_cdf(&r.inversions);
+    let panel1_h = TITLE_H + KEY_H + PANEL_H + LABEL_H;
     let panel_h = TITLE_H + PANEL_H + AXIS_H;
-    let h = panel1_h + panel_h * if gpu_panel { 2.0 } else { 1.0 } + 10.0;
+    // No inversion: one line of text instead of an empty panel.
+    let inv_h = if cdf.is_empty() { TITLE_H } else { panel_h };
+    // The GPU panel's legend: rows of 4 between its title and its plot,
+    // clear of the lines.
+    let legend_h = LEGEND_ROW_H * series.len().div_ceil(LEGEND_PER_ROW) as f64;
+    let gpu_h = if gpu_panel { panel_h + legend_h } else { 0.0 };
+    let h = panel1_h + inv_h + gpu_h + 10.0;
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -136,12 +145,13 @@ pub fn svg(r: &SimResult) -> String {
     let pw = W - LEFT - RIGHT;
 
     // Panel 1: response time % of period per task.
-    let top = TITLE_H;
+    let top = TITLE_H + KEY_H;
     let _ = writeln!(
         o,
-        r#"<text x="{LEFT}" y="{}" font-size="13">{}: response time as % of period per task (bar: mean, black tick: max, red: missed a deadline; dashed: deadline = 100%)</text>"#,
-        top - 10.0,
-        esc(&r.workload)
+        r##"<text x="{LEFT}" y="{}" font-size="13">{}: response time as % of period per task</text><text x="{LEFT}" y="{}" fill="#555">bar: mean · black tick: max · red bar: missed a deadline · dashed line: the deadline (100%)</text>"##,
+        TITLE_H - 10.0,
+        esc(&r.workload),
+        top - 8.0
     );
     let maxp = r
         .tasks
@@ -212,13 +222,63 @@ pub fn svg(r: &SimResult) -> String {
 
     // Panel 2: inversion CDF, a step function.
     let top = panel1_h + TITLE_H;
+    if cdf.is_empty() {
+        let _ = writeln!(
+            o,
+            r#"<text x="{LEFT}" y="{}" font-size="13">priority inversions: none observed</text>"#,
+            top - 10.0
+        );
+    } else {
+        inversion_panel(&mut o, top, &cdf, r.inversions.len());
+    }
+
+    // Panel 3: utilization over time, only where something ran on a GPU.
+    if gpu_panel {
+        let start = panel1_h + inv_h;
+        let _ = writeln!(
+            o,
+            r#"<text x="{LEFT}" y="{}" font-size="13">utilization over time ({})</text>"#,
+            start + TITLE_H - 10.0,
+            if r.vgpus.is_empty() {
+                "busiest GPU engines"
+            } else {
+                "vGPUs, then engines"
+            }
+        );
+        for (k, s) in series.iter().enumerate() {
+            let c = COLORS[k % COLORS.len()];
+            let (col, row) = (k % LEGEND_PER_ROW, k / LEGEND_PER_ROW);
+            let x = LEFT + col as f64 * (W - LEFT - RIGHT) / LEGEND_PER_ROW as f64;
+            let y = start + TITLE_H + 6.0 + row as f64 * LEGEND_ROW_H;
+            let _ = writeln!(
+                o,
+                r#"<line x1="{x:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="{c}" stroke-width="2"/><text x="{:.1}" y="{y:.1}">{} (mean {:.1}%)</text>"#,
+                x + 16.0,
+                y - 4.0,
+                y - 4.0,
+                x + 20.0,
+                esc(&s.name),
+                s.mean * 100.0
+            );
+        }
+        utilization_panel(&mut o, start + TITLE_H + legend_h, &series, r.end);
+    }
+    o.push_str("</svg>\n");
+    o
+}
+
+/// Rows of the GPU panel's legend: height and entries per row.
+const LEGEND_ROW_H: f64 = 15.0;
+const LEGEND_PER_ROW: usize = 4;
+
+/// The inversion CDF as a step function under its title, its frame at `top`.
+fn inversion_panel(o: &mut String, top: f64, cdf: &[(Time, f64)], count: usize) {
+    let pw = W - LEFT - RIGHT;
     let _ = writeln!(
         o,
-        r#"<text x="{LEFT}" y="{}" font-size="13">priority inversions: CDF of their durations ({} inversions)</text>"#,
-        top - 10.0,
-        r.inversions.len()
+        r#"<text x="{LEFT}" y="{}" font-size="13">priority inversions: CDF of their durations ({count} inversions)</text>"#,
+        top - 10.0
     );
-    let cdf = inversion_cdf(&r.inversions);
     let maxd = cdf.last().map_or(1, |&(d, _)| d.max(1));
     let (scale, unit) = time_unit(maxd);
     // Ticks in the axis' unit, positions in nanoseconds.
@@ -235,102 +295,75 @@ pub fn svg(r: &SimResult) -> String {
         top,
         yticks: &frac,
         yfmt: &as_frac,
-        xticks: if cdf.is_empty() { &[] } else { &xticks },
-        xtitle: if cdf.is_empty() { "" } else { &xtitle },
+        xticks: &xticks,
+        xtitle: &xtitle,
         ytitle: "fraction ≤ duration",
     };
-    f.draw(&mut o);
-    if cdf.is_empty() {
-        let _ = writeln!(
-            o,
-            r#"<text x="{}" y="{}">none observed</text>"#,
-            LEFT + 10.0,
-            top + PANEL_H / 2.0
+    f.draw(o);
+    let x = |d: Time| LEFT + d as f64 / xmax * pw;
+    let mut pts = format!("{LEFT},{:.1}", f.y(0.0));
+    let mut prev = 0.0;
+    for &(d, p) in cdf {
+        let _ = write!(
+            pts,
+            " {:.1},{:.1} {:.1},{:.1}",
+            x(d),
+            f.y(prev),
+            x(d),
+            f.y(p)
         );
-    } else {
-        let x = |d: Time| LEFT + d as f64 / xmax * pw;
-        let mut pts = format!("{LEFT},{:.1}", f.y(0.0));
-        let mut prev = 0.0;
-        for &(d, p) in &cdf {
-            let _ = write!(
-                pts,
-                " {:.1},{:.1} {:.1},{:.1}",
-                x(d),
-                f.y(prev),
-                x(d),
-                f.y(p)
-            );
-            prev = p;
-        }
-        let _ = write!(pts, " {:.1},{:.1}", LEFT + pw, f.y(1.0));
-        let _ = writeln!(
-            o,
-            r##"<polyline points="{pts}" fill="none" stroke="#1f77b4" stroke-width="1.5"/>"##
-        );
+        prev = p;
     }
+    let _ = write!(pts, " {:.1},{:.1}", LEFT + pw, f.y(1.0));
+    let _ = writeln!(
+        o,
+        r##"<polyline points="{pts}" fill="none" stroke="#1f77b4" stroke-width="1.5"/>"##
+    );
+}
 
-    // Panel 3: utilization over time, only where something ran on a GPU.
-    if gpu_panel {
-        let top = panel1_h + panel_h + TITLE_H;
+/// Busy fraction over time of each series (a vGPU or an engine), its
+/// frame at `top`; the legend is drawn by the caller.
+fn utilization_panel(o: &mut String, top: f64, series: &[&crate::UtilizationSeries], end: Time) {
+    let pw = W - LEFT - RIGHT;
+    let pct = |v: f64| format!("{}%", num(v));
+    let span = series
+        .iter()
+        .map(|s| s.bucket.saturating_mul(s.values.len() as u64))
+        .max()
+        .unwrap_or(end)
+        .max(1);
+    let (scale, unit) = time_unit(span);
+    let xticks: Vec<(f64, String)> = ticks(span as f64 / scale)
+        .into_iter()
+        .filter(|v| v * scale <= span as f64 * 1.0001)
+        .map(|v| (v * scale / span as f64, num(v)))
+        .collect();
+    let pct100 = [0.0, 25.0, 50.0, 75.0, 100.0];
+    let xtitle = format!("virtual time ({unit})");
+    let f = Frame {
+        top,
+        yticks: &pct100,
+        yfmt: &pct,
+        xticks: &xticks,
+        xtitle: &xtitle,
+        ytitle: "busy",
+    };
+    f.draw(o);
+    for (k, s) in series.iter().enumerate() {
+        let pts: Vec<String> = s
+            .values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let t = (i as f64 + 0.5) * s.bucket as f64 / span as f64;
+                format!("{:.1},{:.1}", LEFT + t * pw, f.y(v.min(1.0) * 100.0))
+            })
+            .collect();
+        let c = COLORS[k % COLORS.len()];
         let _ = writeln!(
             o,
-            r#"<text x="{LEFT}" y="{}" font-size="13">utilization over time ({})</text>"#,
-            top - 10.0,
-            if r.vgpus.is_empty() {
-                "busiest GPU engines"
-            } else {
-                "vGPUs, then engines"
-            }
+            r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="1.2"/>"#,
+            pts.join(" ")
         );
-        let span = series
-            .iter()
-            .map(|s| s.bucket.saturating_mul(s.values.len() as u64))
-            .max()
-            .unwrap_or(r.end)
-            .max(1);
-        let (scale, unit) = time_unit(span);
-        let xticks: Vec<(f64, String)> = ticks(span as f64 / scale)
-            .into_iter()
-            .filter(|v| v * scale <= span as f64 * 1.0001)
-            .map(|v| (v * scale / span as f64, num(v)))
-            .collect();
-        let pct100 = [0.0, 25.0, 50.0, 75.0, 100.0];
-        let xtitle = format!("virtual time ({unit})");
-        let f = Frame {
-            top,
-            yticks: &pct100,
-            yfmt: &pct,
-            xticks: &xticks,
-            xtitle: &xtitle,
-            ytitle: "busy",
-        };
-        f.draw(&mut o);
-        for (k, s) in series.iter().enumerate() {
-            let pts: Vec<String> = s
-                .values
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    let t = (i as f64 + 0.5) * s.bucket as f64 / span as f64;
-                    format!("{:.1},{:.1}", LEFT + t * pw, f.y(v.min(1.0) * 100.0))
-                })
-                .collect();
-            let c = COLORS[k % COLORS.len()];
-            let _ = writeln!(
-                o,
-                r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="1.2"/>"#,
-                pts.join(" ")
-            );
-            let _ = writeln!(
-                o,
-                r#"<text x="{}" y="{}" fill="{c}">{} (mean {:.1}%)</text>"#,
-                LEFT + 8.0 + (k % 4) as f64 * 210.0,
-                top + 12.0 + (k / 4) as f64 * 13.0,
-                esc(&s.name),
-                s.mean * 100.0
-            );
-        }
     }
-    o.push_str("</svg>\n");
-    o
 }

@@ -656,7 +656,36 @@ fn the_svg_names_tasks_labels_axes_and_drops_an_empty_gpu_panel() {
         assert!(xs.windows(2).any(|w| w[0] == w[1]), "{line}");
     }
     let cpu = simulate(&example("quickstart.toml"), &cfg).expect("runs");
-    assert!(!rtgpu_sim::plot::svg(&cpu).contains("utilization over time"));
+    let cpu_svg = rtgpu_sim::plot::svg(&cpu);
+    assert!(!cpu_svg.contains("utilization over time"));
+    // No inversion: a line saying so, not an empty panel.
+    if cpu.inversions.is_empty() {
+        assert!(cpu_svg.contains("priority inversions: none observed"));
+        assert!(!cpu_svg.contains("fraction ≤ duration"));
+    }
+    // The GPU panel's legend sits above its plot, clear of the lines: every
+    // legend text's y is above the panel's 100% grid line.
+    let y_of = |l: &str, key: &str| -> f64 {
+        l.split(key)
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .and_then(|v| v.parse().ok())
+            .expect("a y coordinate")
+    };
+    let grid_100 = svg
+        .lines()
+        .filter(|l| l.contains(">100%</text>"))
+        .map(|l| y_of(l, "y1=\""))
+        .fold(f64::MIN, f64::max);
+    let legend = svg
+        .lines()
+        .filter(|l| l.contains("(mean ") && l.contains("%)</text>"))
+        .map(|l| y_of(l, "y=\""))
+        .collect::<Vec<_>>();
+    assert!(!legend.is_empty());
+    for y in legend {
+        assert!(y < grid_100, "legend at y {y} inside the panel (100% at {grid_100})");
+    }
 }
 
 /// klmirqd's interrupt thread runs at the owner's *current* effective
