@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use rtgpu_sim::{
-    simulate_analysed, simulate_planned, PlanFile, Releases, Scenario, SimConfig, SimResult,
+    simulate_analysed, simulate_planned, Plan, Releases, Scenario, SimConfig, SimResult,
 };
 
 use crate::render::duration;
@@ -155,7 +155,7 @@ pub fn run(a: &SimulateArgs) -> ExitCode {
         eprintln!("rtgpu simulate: {e}");
         return ExitCode::from(EXIT_INVALID);
     }
-    let plan = match a.plan.as_deref().map(PlanFile::load).transpose() {
+    let plan = match a.plan.as_deref().map(Plan::load).transpose() {
         Ok(p) => p,
         Err(e) => {
             eprintln!("rtgpu simulate: {e}");

@@ -9,7 +9,7 @@ use rtgpu_analysis::server::Server;
 use rtgpu_analysis::Time;
 use rtgpu_model::Workload;
 use rtgpu_sim::{
-    Klmirqd, PlanFile, Releases, Scenario, SimConfig, SimResult, TaskStats, UtilizationSeries,
+    Klmirqd, Plan, Releases, Scenario, SimConfig, SimResult, TaskStats, UtilizationSeries,
 };
 
 use crate::args::{bad_choice, count, option_name, positive_duration, server, value_error};
@@ -42,7 +42,7 @@ pub(crate) struct SimArgs<'a, 'py> {
 /// The plan `simulate(plan=...)` names: JSON text (`Workload.plan()`), or
 /// the path (a `str` or any `os.PathLike`) of a file `rtgpu analyze
 /// --plan` wrote.
-fn plan_arg(plan: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PlanFile>> {
+fn plan_arg(plan: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Plan>> {
     let Some(p) = plan.filter(|p| !p.is_none()) else {
         return Ok(None);
     };
@@ -51,12 +51,12 @@ fn plan_arg(plan: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PlanFile>> {
         .ok()
         .filter(|t| t.trim_start().starts_with('{'))
     {
-        return PlanFile::parse(&text, "plan")
+        return Plan::parse(&text, "plan")
             .map(Some)
             .map_err(|e| value_error(e.to_string()));
     }
     if let Ok(path) = p.extract::<std::path::PathBuf>() {
-        return PlanFile::load(&path)
+        return Plan::load(&path)
             .map(Some)
             .map_err(|e| value_error(e.to_string()));
     }

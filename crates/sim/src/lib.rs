@@ -31,7 +31,6 @@
 //! [`trace::chrome_json`]).
 
 pub mod engine;
-pub mod plan;
 pub mod plot;
 mod queue;
 pub mod scenario;
@@ -40,7 +39,8 @@ pub mod trace;
 
 use serde::Serialize;
 
-pub use plan::PlanFile;
+/// A plan `rtgpu analyze --plan` wrote, read back for `simulate --plan`.
+pub use rtgpu_analysis::workload::Plan;
 pub use rtgpu_policy::Time;
 pub use scenario::Scenario;
 pub use setup::analysis_extra;
@@ -224,11 +224,11 @@ pub fn simulate(w: &rtgpu_model::Workload, cfg: &SimConfig) -> Result<SimResult,
 /// [`simulate`] with the placement, priorities and split budgets of `plan`
 /// (written by `rtgpu analyze --plan`) instead of analysing `w` again;
 /// `Err` naming what differs when the plan is not `w`'s
-/// ([`PlanFile::check`]). `None`: analyse, as [`simulate`].
+/// ([`Plan::check`]). `None`: analyse, as [`simulate`].
 pub fn simulate_planned(
     w: &rtgpu_model::Workload,
     cfg: &SimConfig,
-    plan: Option<&PlanFile>,
+    plan: Option<&Plan>,
 ) -> Result<SimResult, SimError> {
     let setup = setup::build(w, cfg, plan, &mut None)?;
     Ok(engine::Engine::new(setup, cfg).run())
@@ -269,7 +269,7 @@ pub fn simulate_cancellable(
 pub fn simulate_planned_cancellable(
     w: &rtgpu_model::Workload,
     cfg: &SimConfig,
-    plan: Option<&PlanFile>,
+    plan: Option<&Plan>,
     cancel: &std::sync::atomic::AtomicBool,
 ) -> Result<SimResult, SimError> {
     let setup = setup::build(w, cfg, plan, &mut None)?;

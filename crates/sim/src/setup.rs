@@ -10,8 +10,7 @@ use rtgpu_model::{CpuScheduler, InterruptHandling, Overheads, Workload};
 use rtgpu_policy::engine_lock::copy_time;
 use rtgpu_policy::Time;
 
-use crate::plan::{PlanFile, PlanPiece};
-use crate::{Klmirqd, SimConfig, SimError};
+use crate::{Klmirqd, Plan, SimConfig, SimError};
 
 /// The scheduling domain of SCHED_DEADLINE threads: not a domain of
 /// cores, but global EDF on all of them above every domain's threads.
@@ -218,9 +217,9 @@ fn analysed_placements(
 /// The placements a plan gives `w`'s tasks (checked against `w`). A P-FP
 /// task is placed when its pieces' budgets cover its WCET; a task's
 /// cluster is the one of its first core; a G-FP or C-FP rank is read back
-/// from its SCHED_FIFO priority (rank r at 99 - r, [`PlanFile::check`]
+/// from its SCHED_FIFO priority (rank r at 99 - r, [`Plan::check`]
 /// refuses clamped ones).
-fn plan_placements(w: &Workload, p: &PlanFile) -> Vec<Placement> {
+fn plan_placements(w: &Workload, p: &Plan) -> Vec<Placement> {
     let cluster_of_core = |core: u32| {
         w.platform
             .clusters
@@ -235,10 +234,10 @@ fn plan_placements(w: &Workload, p: &PlanFile) -> Vec<Placement> {
         .iter()
         .zip(&w.tasks)
         .map(|(pt, t)| {
-            let pieces: Vec<PieceReport> = pt.pieces.iter().map(PlanPiece::report).collect();
+            let pieces = pt.pieces.clone();
             let placed: Time = pieces.iter().map(|x| x.budget).sum();
             Placement {
-                reservation: pt.reservation.map(|r| r.reservation()),
+                reservation: pt.reservation,
                 unplaced: pieces.is_empty() || placed < t.wcet,
                 cluster: pt.cores.first().and_then(|&c| cluster_of_core(c)),
                 priority: match w.policy.cpu_scheduler {
@@ -260,7 +259,7 @@ fn plan_placements(w: &Workload, p: &PlanFile) -> Vec<Placement> {
 pub(crate) fn build(
     w: &Workload,
     cfg: &SimConfig,
-    given: Option<&PlanFile>,
+    given: Option<&Plan>,
     analysis: &mut Option<Report>,
 ) -> Result<Setup, SimError> {
     if w.tasks.is_empty() {
@@ -285,7 +284,7 @@ pub(crate) fn build(
     }
     let (placements, method) = match given {
         Some(p) => {
-            p.check(w)?;
+            p.check(w).map_err(SimError)?;
             (plan_placements(w, p), "plan's".to_string())
         }
         None => analysed_placements(w, &extra, &mut notes, analysis),

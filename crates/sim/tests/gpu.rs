@@ -684,7 +684,10 @@ fn the_svg_names_tasks_labels_axes_and_drops_an_empty_gpu_panel() {
         .collect::<Vec<_>>();
     assert!(!legend.is_empty());
     for y in legend {
-        assert!(y < grid_100, "legend at y {y} inside the panel (100% at {grid_100})");
+        assert!(
+            y < grid_100,
+            "legend at y {y} inside the panel (100% at {grid_100})"
+        );
     }
 }
 

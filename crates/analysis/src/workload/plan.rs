@@ -1,25 +1,30 @@
 //! The deployment [`Plan`] `rtgpu run` consumes: per task its cores,
 //! SCHED_FIFO priority or CPU reservation ([`Reservation`]), and the pieces
-//! of a split task.
+//! of a split task. `rtgpu analyze --plan` writes it; `rtgpu simulate
+//! --plan` reads it back ([`Plan::parse`], [`Plan::check`]) to run it
+//! without analysing (partitioning) the workload again.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use rtgpu_model::{CpuScheduler, Workload};
+
+use super::report::scheduler_name;
 
 use super::report::{PieceReport, TaskReport, Verdict};
 use crate::task::Time;
 
 /// The deployment plan `rtgpu run` consumes (JSON, `format` versioned).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
-    pub format: &'static str,
+    /// [`PLAN_FORMAT`].
+    pub format: String,
     pub workload: String,
     pub scheduler: String,
     pub verdict: Verdict,
     pub tasks: Vec<PlanTask>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanTask {
     pub name: String,
     pub period: Time,
@@ -45,7 +50,7 @@ pub struct PlanTask {
 
 /// SCHED_DEADLINE parameters of a CPU reservation (runtime <= deadline <=
 /// period), in nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reservation {
     pub runtime: Time,
     pub deadline: Time,
@@ -94,6 +99,173 @@ impl Reservation {
     }
 }
 
+impl Plan {
+    /// Reads a plan's JSON; `source` names it in errors (its path).
+    pub fn parse(text: &str, source: &str) -> Result<Plan, String> {
+        // The format first, so that another file says what it is not.
+        let value: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| format!("{source}: not a plan (invalid JSON: {e})"))?;
+        match value.get("format").and_then(|f| f.as_str()) {
+            Some(PLAN_FORMAT) => {}
+            Some(other) => {
+                return Err(format!(
+                    "{source}: plan format `{other}`, expected `{PLAN_FORMAT}` (write it with \
+                     `rtgpu analyze WORKLOAD --plan {source}`)"
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "{source}: not a plan (no \"format\": \"{PLAN_FORMAT}\"; write one with \
+                     `rtgpu analyze WORKLOAD --plan {source}`)"
+                ))
+            }
+        }
+        serde_json::from_value(value)
+            .map_err(|e| format!("{source}: not a valid {PLAN_FORMAT} plan: {e}"))
+    }
+
+    /// Reads the plan at `path`.
+    pub fn load(path: &std::path::Path) -> Result<Plan, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read the plan {}: {e}", path.display()))?;
+        Plan::parse(&text, &path.display().to_string())
+    }
+
+    /// Whether this plan was written for `w` (the workload as it will be
+    /// simulated): `Err` naming the first thing that differs.
+    pub fn check(&self, w: &Workload) -> Result<(), String> {
+        let mismatch = |what: String| {
+            Err(format!(
+                "the plan does not match the workload {}: {what}; write a new one with \
+                 `rtgpu analyze WORKLOAD --plan PLAN.json`",
+                w.name
+            ))
+        };
+        if self.workload != w.name {
+            return mismatch(format!(
+                "it is the plan of workload `{}`, not `{}`",
+                self.workload, w.name
+            ));
+        }
+        let sched = scheduler_name(w.policy.cpu_scheduler);
+        if self.scheduler != sched {
+            return mismatch(format!(
+                "its scheduler is {}, the workload's {sched}",
+                self.scheduler
+            ));
+        }
+        if self.tasks.len() != w.tasks.len() {
+            return mismatch(format!(
+                "it has {} task(s), the workload {}",
+                self.tasks.len(),
+                w.tasks.len()
+            ));
+        }
+        let cores = w.platform.total_cores();
+        for (i, (p, t)) in self.tasks.iter().zip(&w.tasks).enumerate() {
+            if p.name != t.name {
+                return mismatch(format!(
+                    "task {} is `{}` in the workload but `{}` in the plan",
+                    i + 1,
+                    t.name,
+                    p.name
+                ));
+            }
+            if p.period != t.period || p.deadline != t.deadline {
+                return mismatch(format!(
+                    "task {} has period {} ns and deadline {} ns in the workload, {} ns and \
+                     {} ns in the plan",
+                    t.name, t.period, t.deadline, p.period, p.deadline
+                ));
+            }
+            if let Some(&c) = p
+                .cores
+                .iter()
+                .chain(p.pieces.iter().map(|x| &x.core))
+                .find(|&&c| c >= cores)
+            {
+                return mismatch(format!(
+                    "the plan places task {} on core {c}, but the workload has {cores} core(s)",
+                    t.name
+                ));
+            }
+            if t.reservation != p.reservation.is_some() {
+                return mismatch(format!(
+                    "task {} is {} CPU reservation in the workload but {} in the plan",
+                    t.name,
+                    if t.reservation { "a" } else { "no" },
+                    if p.reservation.is_some() {
+                        "one"
+                    } else {
+                        "none"
+                    }
+                ));
+            }
+        }
+        // Under a global scheduler every task may run on every core.
+        if w.policy.cpu_scheduler.is_global() {
+            if let Some(p) = self
+                .tasks
+                .iter()
+                .find(|p| p.reservation.is_none() && p.cores.len() != cores as usize)
+            {
+                return mismatch(format!(
+                    "the plan lets task {} run on {} core(s), the workload has {cores}",
+                    p.name,
+                    p.cores.len()
+                ));
+            }
+        }
+        // G-FP, C-FP: the plan's SCHED_FIFO priorities are the analysis'
+        // ranks (rank r at 99 - r), exact unless clamped at 1.
+        if matches!(
+            w.policy.cpu_scheduler,
+            CpuScheduler::GlobalFp | CpuScheduler::ClusteredFp
+        ) {
+            let lowest: Vec<&str> = self
+                .tasks
+                .iter()
+                .filter(|p| p.sched_fifo_priority == Some(1))
+                .map(|p| p.name.as_str())
+                .collect();
+            if lowest.len() > 1 {
+                return Err(format!(
+                    "the plan gives {} tasks SCHED_FIFO priority 1 ({}, ...): their order is \
+                     lost, and {} needs it; simulate without --plan",
+                    lowest.len(),
+                    lowest[..lowest.len().min(3)].join(", "),
+                    sched
+                ));
+            }
+        }
+        Ok(())
+    }
+    /// The response-time bounds the plan carries, per task of `w` (which
+    /// it was checked against): under P-FP, a placed task's (its pieces'
+    /// budgets cover its WCET) last piece's release offset plus that
+    /// piece's response time, as `rtgpu analyze` bounds it; none under
+    /// other schedulers (their plans carry no bounds).
+    pub fn bounds(&self, w: &Workload) -> Vec<Option<Time>> {
+        if w.policy.cpu_scheduler != CpuScheduler::PartitionedFp {
+            return vec![None; w.tasks.len()];
+        }
+        self.tasks
+            .iter()
+            .zip(&w.tasks)
+            .map(|(pt, t)| {
+                let placed: Time = pt.pieces.iter().map(|x| x.budget).sum();
+                if placed < t.wcet {
+                    return None;
+                }
+                // The last of the pieces in release order (ties: the last
+                // listed, as the analysis' stable sort leaves them).
+                let last = pt.pieces.iter().max_by_key(|x| x.release_offset)?;
+                last.response_time.map(|r| last.release_offset + r)
+            })
+            .collect()
+    }
+}
+
 /// Version tag of the plan file format.
 pub const PLAN_FORMAT: &str = "rtgpu-plan/1";
 
@@ -113,7 +285,7 @@ pub(super) fn make_plan(
         CpuScheduler::ClusteredEdf | CpuScheduler::GlobalEdf
     );
     Plan {
-        format: PLAN_FORMAT,
+        format: PLAN_FORMAT.to_string(),
         workload: w.name.clone(),
         scheduler: scheduler.to_string(),
         verdict,
@@ -133,5 +305,45 @@ pub(super) fn make_plan(
                 pieces: t.pieces.clone(),
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_refuses_other_files_by_name() {
+        let e = Plan::parse("{}", "x.json").unwrap_err();
+        assert!(e.contains("x.json: not a plan"), "{e}");
+        let e = Plan::parse("[", "x.json").unwrap_err();
+        assert!(e.contains("invalid JSON"), "{e}");
+        let e = Plan::parse(r#"{"format":"rtgpu-plan/9"}"#, "x.json").unwrap_err();
+        assert!(e.contains("`rtgpu-plan/9`"), "{e}");
+        let e = Plan::parse(r#"{"format":"rtgpu-plan/1"}"#, "x.json").unwrap_err();
+        assert!(e.contains("not a valid rtgpu-plan/1 plan"), "{e}");
+    }
+
+    /// What `rtgpu analyze --plan` writes, `rtgpu simulate --plan` reads
+    /// back as it was (one struct for both: no writer/reader twin to drift),
+    /// and it belongs to its workload and to no other.
+    #[test]
+    fn a_written_plan_reads_back_equal_and_checks_against_its_workload() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+        for name in [
+            "quickstart.toml",
+            "perception-1gpu.toml",
+            "control-2core.toml",
+        ] {
+            let w = rtgpu_model::load_workload(&dir.join(name)).expect("example");
+            let (_, plan) = crate::workload::analyze(&w);
+            let text = serde_json::to_string_pretty(&plan).expect("JSON");
+            let back = Plan::parse(&text, name).expect("reads back");
+            assert_eq!(back, plan, "{name}");
+            back.check(&w).expect("its own workload");
+            let mut other = w.clone();
+            other.name.push_str("-other");
+            assert!(back.check(&other).unwrap_err().contains("not `"), "{name}");
+        }
     }
 }

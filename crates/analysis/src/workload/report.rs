@@ -19,7 +19,7 @@ use super::reservations::analyze_reservations;
 use super::{analyze_with, Extra};
 
 /// The overall answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// Every deadline holds (hard real time), or every tardiness is bounded
@@ -50,7 +50,7 @@ pub enum TaskVerdict {
 }
 
 /// One piece of a task on one core (a whole task is a single piece).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct PieceReport {
     pub core: u32,
     /// Budget of this piece (its C').
