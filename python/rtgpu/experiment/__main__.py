@@ -6,6 +6,7 @@ import argparse
 import os
 import signal
 import sys
+import threading
 import warnings
 from pathlib import Path
 from types import FrameType
@@ -27,11 +28,78 @@ class Stopped(KeyboardInterrupt):
         self.signum = signum
 
 
+STOP_GRACE_S = 30.0
+"""How long the clean-up after a stop signal may take (closing the Dask
+cluster) before the runner exits anyway: results are appended and flushed as
+points finish, so nothing is lost, and a stop always ends."""
+
+
 def _stop(signum: int, frame: FrameType | None) -> None:
     # Once: a repeated SIGTERM must not cut the clean-up short.
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
+    _arm_watchdog(signum)
     raise Stopped(signum)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C: a KeyboardInterrupt as by default, with the watchdog."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    _arm_watchdog(signum)
+    raise KeyboardInterrupt
+
+
+def _arm_watchdog(signum: int, grace: float = STOP_GRACE_S) -> None:
+    """Exit with 128 + ``signum`` if the clean-up has not ended within
+    ``grace`` seconds. The clean-up runs where the signal interrupted the
+    main thread, which may be inside Dask's client machinery; closing a
+    client or cluster from there can wait forever (seen once in CI after
+    Ctrl-Z, ``fg`` and SIGTERM). Leading a process group of our own (as under
+    ``rtgpu experiment``), the Dask workers in it are sent SIGKILL first."""
+
+    def force() -> None:
+        print(
+            f"rtgpu experiment: the clean-up after {signal.Signals(signum).name} took more "
+            f"than {grace:g} s; exiting (finished points are kept, run again to resume)",
+            file=sys.stderr,
+            flush=True,
+        )
+        if os.getpgrp() == os.getpid():
+            _kill_group_but_self()
+        os._exit(128 + signum)
+
+    global _watchdog
+    _watchdog = threading.Timer(grace, force)
+    _watchdog.daemon = True
+    _watchdog.start()
+
+
+_watchdog: threading.Timer | None = None
+
+
+def _disarm() -> None:
+    """The clean-up ended: no forced exit (``main`` may run in a process
+    that goes on, as in the tests)."""
+    global _watchdog
+    if _watchdog is not None:
+        _watchdog.cancel()
+        _watchdog = None
+
+
+def _kill_group_but_self() -> None:
+    me = os.getpid()
+    try:
+        pids = [int(d) for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return
+    for pid in pids:
+        if pid == me:
+            continue
+        try:
+            if os.getpgid(pid) == me:
+                os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue
 
 
 def _show_warning(
@@ -74,8 +142,20 @@ def main(argv: list[str] | None = None) -> int:
     if a.workers is not None and a.scheduler:
         ap.error("--workers starts a local cluster; it cannot be combined with --scheduler")
     warnings.showwarning = _show_warning
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _stop)
+    handlers = {
+        signal.SIGTERM: _stop,
+        signal.SIGHUP: _stop,
+        signal.SIGINT: _interrupt,
+    }
+    before = {sig: signal.signal(sig, h) for sig, h in handlers.items()}
+    try:
+        return _main(a)
+    finally:
+        for sig, h in before.items():
+            signal.signal(sig, h)
+
+
+def _main(a: argparse.Namespace) -> int:
     try:
         study = load_study(a.study)
         if a.output is not None:
@@ -95,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rtgpu experiment: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:
+        _disarm()
         signum = e.signum if isinstance(e, Stopped) else signal.SIGINT
         print(
             f"rtgpu experiment: stopped by {signal.Signals(signum).name}; finished points are "
