@@ -333,10 +333,6 @@ def write_summary(study: Study, rows: list[Row]) -> Path:
     return path
 
 
-TIDY = ("point", "chunk", "analysis", "set", "metric", "value")
-"""The columns of ``sets.csv`` besides the axes (which follow ``chunk``)."""
-
-
 def tidy_rows(study: Study, rows: Iterable[Row]) -> Iterator[dict[str, Any]]:
     """The tidy table of ``rows`` (``results.csv``): one row per task set,
     analysis and per-set metric (``accepted`` 1 or 0, ``breakdown``,
