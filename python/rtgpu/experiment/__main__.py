@@ -12,21 +12,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from . import stopping
 from .lock import StudyWarning
 from .runner import run
 from .study import StudyError, load_study
-
-
-class Stopped(KeyboardInterrupt):
-    """SIGTERM or SIGHUP (``rtgpu experiment`` forwards its own, and the
-    kernel sends SIGTERM when ``rtgpu experiment`` dies): stop as on
-    Ctrl-C (a KeyboardInterrupt, so nothing that catches ``Exception``
-    swallows it), keeping the finished points and closing the Dask cluster."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
 
 STOP_GRACE_S = 30.0
 """How long the clean-up after a stop signal may take (closing the Dask
@@ -35,18 +24,16 @@ points finish, so nothing is lost, and a stop always ends."""
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:
-    # Once: a repeated SIGTERM must not cut the clean-up short.
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_IGN)
+    """SIGINT, SIGTERM, SIGHUP: a stop request the runner acts on at its
+    next safe point (:mod:`.stopping`), and the watchdog. A repeated
+    SIGTERM or SIGHUP does not cut the clean-up short; a second Ctrl-C
+    exits at once, as users expect of a second Ctrl-C."""
+    if stopping.requested() is not None:
+        if signum == signal.SIGINT:
+            _force_exit(signum, "a second Ctrl-C")
+        return
+    stopping.request(signum)
     _arm_watchdog(signum)
-    raise Stopped(signum)
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    """Ctrl-C: a KeyboardInterrupt as by default, with the watchdog."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    _arm_watchdog(signum)
-    raise KeyboardInterrupt
 
 
 def _arm_watchdog(signum: int, grace: float = STOP_GRACE_S) -> None:
@@ -57,19 +44,9 @@ def _arm_watchdog(signum: int, grace: float = STOP_GRACE_S) -> None:
     Ctrl-Z, ``fg`` and SIGTERM). Leading a process group of our own (as under
     ``rtgpu experiment``), the Dask workers in it are sent SIGKILL first."""
 
-    def force() -> None:
-        print(
-            f"rtgpu experiment: the clean-up after {signal.Signals(signum).name} took more "
-            f"than {grace:g} s; exiting (finished points are kept, run again to resume)",
-            file=sys.stderr,
-            flush=True,
-        )
-        if os.getpgrp() == os.getpid():
-            _kill_group_but_self()
-        os._exit(128 + signum)
-
     global _watchdog
-    _watchdog = threading.Timer(grace, force)
+    why = f"the clean-up after {signal.Signals(signum).name} took more than {grace:g} s"
+    _watchdog = threading.Timer(grace, _force_exit, (signum, why))
     _watchdog.daemon = True
     _watchdog.start()
 
@@ -84,6 +61,17 @@ def _disarm() -> None:
     if _watchdog is not None:
         _watchdog.cancel()
         _watchdog = None
+
+
+def _force_exit(signum: int, why: str) -> None:
+    print(
+        f"rtgpu experiment: {why}; exiting (finished points are kept, run again to resume)",
+        file=sys.stderr,
+        flush=True,
+    )
+    if os.getpgrp() == os.getpid():
+        _kill_group_but_self()
+    os._exit(128 + signum)
 
 
 def _kill_group_but_self() -> None:
@@ -142,17 +130,14 @@ def main(argv: list[str] | None = None) -> int:
     if a.workers is not None and a.scheduler:
         ap.error("--workers starts a local cluster; it cannot be combined with --scheduler")
     warnings.showwarning = _show_warning
-    handlers = {
-        signal.SIGTERM: _stop,
-        signal.SIGHUP: _stop,
-        signal.SIGINT: _interrupt,
-    }
-    before = {sig: signal.signal(sig, h) for sig, h in handlers.items()}
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    before = {sig: signal.signal(sig, _stop) for sig in stops}
     try:
         return _main(a)
     finally:
         for sig, h in before.items():
             signal.signal(sig, h)
+        stopping.reset()
 
 
 def _main(a: argparse.Namespace) -> int:
@@ -176,7 +161,7 @@ def _main(a: argparse.Namespace) -> int:
         return 2
     except KeyboardInterrupt as e:
         _disarm()
-        signum = e.signum if isinstance(e, Stopped) else signal.SIGINT
+        signum = e.signum if isinstance(e, stopping.Stopped) else signal.SIGINT
         print(
             f"rtgpu experiment: stopped by {signal.Signals(signum).name}; finished points are "
             "kept, run again to resume",

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from . import stopping
 from .lock import OutputLock
 from .progress import Progress
 from .registry import ANALYSES, PER_SET, Job
@@ -177,8 +178,10 @@ def _run_locked(
     own_client = client is None
     try:
         if todo:
+            stopping.check()
             if own_client:
                 client, cluster = _client(scheduler, workers, say=progress)
+                stopping.check()
             bar = Progress(total_sets, done_sets, study.name, enabled=progress)
             try:
                 for rows, p in _stream(client, study, todo):
@@ -195,6 +198,8 @@ def _run_locked(
             client.close()
         if cluster is not None:
             cluster.close()
+    # A stop that came as the last point finished: said, as any other.
+    stopping.check()
     rows = read_rows(results.path)
     files = [results.path, write_summary(study, rows), *write_sets(study, rows)]
     if plots and study.plots:
@@ -230,7 +235,7 @@ def _stream(client: Any, study: Study, todo: list[Point]) -> Iterator[tuple[list
         return fut
 
     ac = as_completed([submit(p) for p in itertools.islice(pending, window)])
-    for fut in ac:
+    for fut in _finished(ac):
         p = by_key.pop(fut.key)
         try:
             rows = fut.result()
@@ -244,3 +249,17 @@ def _stream(client: Any, study: Study, todo: list[Point]) -> Iterator[tuple[list
         if nxt is not None:
             ac.add(submit(nxt))
         yield rows, p
+
+
+def _finished(ac: Any) -> Iterator[Any]:
+    """``ac``'s futures as they finish, waking every 50 ms to act on a stop
+    request (:func:`stopping.check`) between Dask calls, never inside one."""
+    while not ac.is_empty():
+        batch = ac.next_batch(block=False)
+        if not batch:
+            stopping.check()
+            time.sleep(0.05)
+            continue
+        for fut in batch:
+            yield fut
+            stopping.check()
