@@ -831,3 +831,93 @@ fn gpu_waits_with_more_gpu_users_than_cores_are_sound() {
         "only {crowded} of {n} crowded and bounded"
     );
 }
+
+/// FNV-1a, 64 bits.
+fn fnv(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// Engine speed-ups must leave every schedule as it was (issue 24): the
+/// random GPU workloads above, each run with every job recorded and the
+/// trace kept (per-job release, start, finish, response, blocking, GPU;
+/// every CPU, bottom-half, top-half, copy, kernel and token span), twice:
+/// as drawn (zero overheads) and with seed 000's Table III overheads
+/// injected under klmirqd (dependent, or the independent server every
+/// third workload), where the interrupt and bottom-half chain of each GPU
+/// operation is busiest. The digests of the whole results must match
+/// `random_digests.txt`, written by the engine of main's bb4dcfa (before
+/// the issue-24 event fusions). After an intended change of behaviour:
+///
+/// ```text
+/// RTGPU_BLESS=1 cargo test --release -p rtgpu-sim --test gpu_soundness random_gpu_runs
+/// ```
+#[test]
+fn random_gpu_runs_match_their_digests() {
+    use std::fmt::Write as _;
+    let mut rng = Rng::new(2424);
+    let mut out = String::new();
+    for k in 0..160u64 {
+        let w = random_workload(&mut rng, k);
+        for with_overheads in [false, true] {
+            let mut w = w.clone();
+            let mut cfg = SimConfig {
+                record_jobs: true,
+                trace: true,
+                ..sim_config(k, k % 2 == 1, 1_000_000_000)
+            };
+            if with_overheads {
+                lighter_with_overheads(&mut w);
+                cfg.overheads = true;
+                cfg.duration = 4_000_000_000;
+                if k % 3 == 2 {
+                    cfg.klmirqd = Klmirqd::Independent(None);
+                }
+            }
+            let line = match simulate(&w, &cfg) {
+                Ok(r) => {
+                    let json = serde_json::to_string(&r).expect("a SimResult encodes as JSON");
+                    let trace = format!("{:?}", r.trace);
+                    format!(
+                        "{k} {with_overheads} jobs={} misses={} result={:016x} trace={:016x}",
+                        r.jobs,
+                        r.misses,
+                        fnv(json.as_bytes()),
+                        fnv(trace.as_bytes())
+                    )
+                }
+                Err(e) => format!(
+                    "{k} {with_overheads} error={}",
+                    fnv(e.to_string().as_bytes())
+                ),
+            };
+            writeln!(out, "{line}").expect("writing to a String");
+        }
+    }
+    let path: std::path::PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", "random_digests.txt"]
+        .iter()
+        .collect();
+    if std::env::var_os("RTGPU_BLESS").is_some() {
+        std::fs::write(&path, &out).expect("random_digests.txt is writable");
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (RTGPU_BLESS=1 writes it)", path.display()));
+    let bad: Vec<String> = out
+        .lines()
+        .zip(want.lines())
+        .filter(|(got, exp)| got != exp)
+        .map(|(got, exp)| format!("  want {exp}\n  got  {got}"))
+        .collect();
+    assert_eq!(out.lines().count(), want.lines().count(), "number of runs");
+    assert!(
+        bad.is_empty(),
+        "{} run(s) differ:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
