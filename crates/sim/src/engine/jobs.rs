@@ -59,14 +59,18 @@ impl Engine {
     pub(super) fn start_job(&mut self, i: u32) {
         let now = self.now;
         let iu = i as usize;
+        // No released job waiting (the usual case at a completion): line 0
+        // tells, without the release queue's line. A released entry is the
+        // queue's front and due (releases happen in the order of their
+        // ready times), so this returns exactly where the checks below would.
+        if self.jobs[iu].released == 0 {
+            return;
+        }
         let Some(&(arrival, ready)) = self.jobs[iu].pending.front() else {
             return;
         };
         if ready > now {
             return; // not released yet (its Release event will start it)
-        }
-        if self.jobs[iu].released == 0 {
-            return;
         }
         self.jobs[iu].released -= 1;
         self.jobs[iu].pending.pop_front();
@@ -79,10 +83,10 @@ impl Engine {
         let charge = self.release_charge();
         let edf = self.s.edf;
         let j = &mut self.jobs[iu];
-        let first_piece_budget = j.budget0;
         let key0 = j.key0;
         let dom0 = j.dom0;
         let single = j.npieces == 1;
+        let first_piece_budget = if single { Time::MAX } else { j.budget0 };
         let deadline = arrival + j.deadline;
         j.active = true;
         j.seq += 1;
@@ -90,26 +94,25 @@ impl Engine {
         j.ready = ready;
         j.start = None;
         j.blocked = 0;
-        j.blocked_since = None;
-        j.gpu = None;
         j.piece = 0;
-        j.interrupts = 0;
-        let (phase, first, post) = if let Some(section_cpu) = j.gpu_cpu {
+        let (phase, first) = if j.has_gpu {
+            // A CPU-only task's GPU fields never leave their initial
+            // values (no GPU section sets them): reset for GPU users only.
+            j.blocked_since = None;
+            j.gpu = None;
+            j.interrupts = 0;
             // The section's CPU work runs in its section thread.
+            let section_cpu = j.gpu_cpu.unwrap_or(0);
             let outside = work.saturating_sub(section_cpu);
-            (Phase::Pre, outside / 2 + charge, outside - outside / 2)
+            j.post_work = outside - outside / 2;
+            (Phase::Pre, outside / 2 + charge)
         } else {
-            (Phase::Only, work + charge, 0)
+            (Phase::Only, work + charge)
         };
         j.phase = phase;
-        j.post_work = post;
         let th = &mut self.threads[iu];
         th.remaining = first;
-        th.piece_left = if single {
-            Time::MAX
-        } else {
-            first_piece_budget
-        };
+        th.piece_left = first_piece_budget;
         th.domain = dom0;
         th.key = if edf { deadline } else { key0 };
         // A job that starts is in no token or lock queue: only its own

@@ -141,45 +141,66 @@ enum Phase {
 /// scattered over this, the task's setup, its pieces, its release queue
 /// and the priority cache (at n = 10,000 tasks these were cache misses,
 /// most of a job's cost). The GPU section's state comes last.
+///
+/// Lines (64 bytes; `job_layout` checks the offsets): 0 and 1 hold what
+/// a completion reads and writes (flags, release count, arrival,
+/// deadline, period, blocking and the task's counters), 2 and 3 what a
+/// release and a job's start add (the release queue, the next arrival,
+/// the task's constants, the start time, the priority cache); a CPU-only
+/// job's completion touches two lines and its release four. Fields only
+/// a GPU-using or split task needs (`gpu_cpu`, `post_work`, `gpu`,
+/// `interrupts`, `blocked_since`, `budget0`) are read and reset only for
+/// such tasks ([`Engine::start_job`]), past line 3.
 #[repr(C, align(64))]
 struct Job {
+    // Line 0.
     active: bool,
     phase: Phase,
+    /// The task has a GPU section (`gpu_cpu` is `Some`).
+    has_gpu: bool,
     /// Entries of `pending` whose release event has happened.
     released: u32,
-    piece: u32,
-    /// The task's first piece's domain, and its number of pieces.
-    dom0: u32,
+    /// The task's number of pieces, and the job's current one.
     npieces: u32,
-    interrupts: u32,
-    seq: u64,
+    piece: u32,
+    /// The task's first piece's domain.
+    dom0: u32,
     arrival: Time,
-    ready: Time,
-    next_arrival: Time,
-    post_work: Time,
+    deadline: Time,
+    period: Time,
     blocked: Time,
+    /// The task's counters, beside the job that updates them (to line 1).
+    stats: Stats,
+    // Line 2.
+    pending: Pending,
+    next_arrival: Time,
+    jitter: Time,
+    // Line 3.
+    wcet: Time,
+    seq: u64,
+    ready: Time,
     start: Option<Time>,
-    blocked_since: Option<Time>,
     /// Its effective priority as last computed, `None` once something it
     /// depends on may have changed ([`Engine::invalidate`]). An
     /// interrupt's owner key is asked for at the interrupt, at its bottom
     /// half's start and on every lock or queue change; most of these asks
     /// find nothing changed since the last.
     key_cache: Option<u64>,
-    pending: Pending,
-    // The task's constants (copies of its `TaskSetup`'s).
-    wcet: Time,
-    deadline: Time,
-    period: Time,
-    jitter: Time,
-    /// The first piece's FP key and budget.
+    /// The first piece's FP key.
     key0: u64,
+    // Line 4 on: GPU-using and split tasks only.
+    /// The first piece's budget (read only for a split task).
     budget0: Time,
     /// CPU time inside its GPU section, `None` for a CPU-only task.
     gpu_cpu: Option<Time>,
+    post_work: Time,
+    blocked_since: Option<Time>,
     gpu: Option<u32>,
-    /// The task's counters, beside the job that updates them.
-    stats: Stats,
+    interrupts: u32,
+    /// The task's migrations and unfinished jobs (counters the CPU path
+    /// never touches).
+    migrations: u64,
+    unfinished: u64,
     // GPU section
     ops: Vec<Op>,
     /// `(GPU, migration source)` that `ops` were built for.
@@ -215,6 +236,7 @@ struct Job {
 /// order: the first two inline (a task rarely has more: its next release
 /// and, when late, one more), the rest in a queue beside.
 #[derive(Default)]
+#[repr(C)]
 struct Pending {
     first: [(Time, Time); 2],
     len: u32,
@@ -492,6 +514,52 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A CPU-only job's completion reads and writes lines 0 and 1 of its
+    /// `Job` only, its release and start lines 0, 2 and 3 (see `Job`).
+    #[test]
+    fn job_layout() {
+        use std::mem::offset_of;
+        let line = |off: usize| off / 64;
+        for off in [
+            offset_of!(Job, active),
+            offset_of!(Job, phase),
+            offset_of!(Job, has_gpu),
+            offset_of!(Job, released),
+            offset_of!(Job, npieces),
+            offset_of!(Job, piece),
+            offset_of!(Job, arrival),
+            offset_of!(Job, deadline),
+            offset_of!(Job, period),
+            offset_of!(Job, blocked),
+        ] {
+            assert_eq!(line(off), 0);
+        }
+        let st = offset_of!(Job, stats);
+        assert_eq!(
+            st + std::mem::size_of::<Stats>(),
+            128,
+            "counters end line 1"
+        );
+        for off in [
+            offset_of!(Job, pending),
+            offset_of!(Job, next_arrival),
+            offset_of!(Job, jitter),
+        ] {
+            assert_eq!(line(off), 2);
+        }
+        for off in [
+            offset_of!(Job, wcet),
+            offset_of!(Job, seq),
+            offset_of!(Job, ready),
+            offset_of!(Job, start),
+            offset_of!(Job, key_cache),
+            offset_of!(Job, key0),
+        ] {
+            assert_eq!(line(off), 3);
+        }
+        assert_eq!(offset_of!(Job, budget0), 256);
+    }
 
     /// `Pending` is a FIFO like the `VecDeque` it replaces, two entries
     /// inline and the rest beside.
