@@ -77,6 +77,7 @@ impl Engine {
                 key_cache: None,
                 gpu: None,
                 pending: Pending::default(),
+                pending_more: std::collections::VecDeque::new(),
                 released: 0,
                 next_arrival: 0,
                 wcet: t.wcet,

@@ -24,9 +24,9 @@ impl Engine {
         let j = &mut self.jobs[i as usize];
         j.next_arrival = arrival;
         // Never release out of order.
-        let last_ready = j.pending.back().map_or(0, |p| p.1);
+        let last_ready = j.pending.back(&j.pending_more).map_or(0, |p| p.1);
         let ready = (arrival + jitter).max(last_ready);
-        j.pending.push_back((arrival, ready));
+        j.pending.push_back((arrival, ready), &mut j.pending_more);
         self.push(ready, Ev::Release(i));
     }
 
@@ -73,7 +73,8 @@ impl Engine {
             return; // not released yet (its Release event will start it)
         }
         self.jobs[iu].released -= 1;
-        self.jobs[iu].pending.pop_front();
+        let j = &mut self.jobs[iu];
+        j.pending.pop_front(&mut j.pending_more);
         let wcet = self.jobs[iu].wcet;
         let mut work = wcet;
         if self.cfg.bcet_ppm < 1_000_000 {
@@ -82,22 +83,24 @@ impl Engine {
         }
         let charge = self.release_charge();
         let edf = self.s.edf;
+        let records = self.cfg.record_jobs;
         let j = &mut self.jobs[iu];
-        let key0 = j.key0;
         let dom0 = j.dom0;
         let single = j.npieces == 1;
         let first_piece_budget = if single { Time::MAX } else { j.budget0 };
         let deadline = arrival + j.deadline;
         j.active = true;
-        j.seq += 1;
         j.arrival = arrival;
-        j.ready = ready;
-        j.start = None;
-        j.blocked = 0;
+        if records {
+            j.seq += 1;
+            j.ready = ready;
+            j.start = None;
+        }
         j.piece = 0;
         let (phase, first) = if j.has_gpu {
             // A CPU-only task's GPU fields never leave their initial
             // values (no GPU section sets them): reset for GPU users only.
+            j.blocked = 0;
             j.blocked_since = None;
             j.gpu = None;
             j.interrupts = 0;
@@ -114,10 +117,14 @@ impl Engine {
         th.remaining = first;
         th.piece_left = first_piece_budget;
         th.domain = dom0;
-        th.key = if edf { deadline } else { key0 };
+        th.key = if edf { deadline } else { self.jobs[iu].key0 };
         // A job that starts is in no token or lock queue: only its own
-        // effective priority changes.
-        self.invalidate(iu, 0);
+        // effective priority changes. (Only a GPU-using job's is ever asked
+        // for: it owns interrupts, holds or waits for tokens and locks;
+        // a CPU-only job's cache stays untouched.)
+        if self.jobs[iu].has_gpu {
+            self.invalidate(iu, 0);
+        }
         self.make_ready(i);
     }
 

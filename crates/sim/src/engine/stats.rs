@@ -94,7 +94,8 @@ impl Engine {
         let deadline = j.arrival + j.deadline;
         let miss = now > deadline;
         let tardiness = now.saturating_sub(deadline);
-        let (period, blocked) = (j.period, j.blocked);
+        // (A CPU-only job is never blocked; its `blocked` is not reset.)
+        let (period, blocked) = (j.period, if j.has_gpu { j.blocked } else { 0 });
         let st = &mut j.stats;
         st.jobs += 1;
         st.misses += miss as u64;
@@ -134,7 +135,8 @@ impl Engine {
                 unfinished.push((self.jobs[i].arrival, self.jobs[i].ready));
             }
             let released = self.jobs[i].released as usize;
-            unfinished.extend(self.jobs[i].pending.iter().take(released));
+            let j = &self.jobs[i];
+            unfinished.extend(j.pending.iter(&j.pending_more).take(released));
             for (arrival, ready) in unfinished {
                 self.jobs[i].unfinished += 1;
                 let st = &mut self.jobs[i].stats;
