@@ -269,6 +269,15 @@ impl EventQueue {
         }
     }
 
+    /// The slot, within its group, of group `g`'s earliest event (its
+    /// tree's minimum), if any: what the engine will probably handle soon,
+    /// for prefetching.
+    #[inline(always)]
+    pub(crate) fn group_min(&self, g: usize) -> Option<usize> {
+        let k = self.roots[g];
+        (k != u64::MAX).then(|| (k & ((1u64 << self.bits) - 1)) as usize - self.base[g])
+    }
+
     /// The code of the event in slot `s`.
     #[inline(always)]
     fn code(&self, s: usize) -> u64 {

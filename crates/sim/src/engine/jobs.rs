@@ -54,6 +54,23 @@ impl Engine {
         if !self.jobs[i as usize].active {
             self.start_job(i);
         }
+        self.prefetch_next_release();
+    }
+
+    /// Asks the CPU to load the lines of the task whose release comes next
+    /// (its `Job`'s lines 0 and 2, its thread): at n = 10,000 tasks they
+    /// are rarely in the cache, and a release is usually a few events
+    /// away, time for the load. A hint only: nothing else changes.
+    #[inline(always)]
+    fn prefetch_next_release(&self) {
+        if let Some(i) = self.events.group_min(3) {
+            if let (Some(j), Some(th)) = (self.jobs.get(i), self.threads.get(i)) {
+                let j = (j as *const super::Job).cast::<u8>();
+                prefetch(j);
+                prefetch(j.wrapping_add(128));
+                prefetch((th as *const super::Thread).cast());
+            }
+        }
     }
 
     pub(super) fn start_job(&mut self, i: u32) {
@@ -164,4 +181,17 @@ impl Engine {
         }
         self.start_job(i);
     }
+}
+
+/// A hint to load the cache line at `p` (nothing elsewhere than x86_64).
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE is part of the x86_64 baseline; a prefetch reads no
+    // memory the program sees and cannot fault, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast())
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
