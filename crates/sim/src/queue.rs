@@ -221,6 +221,11 @@ pub(crate) struct EventQueue {
     /// `(code >> shift) & mask` (debug checks).
     slot_of: [(u32, u64); GROUPS],
     heap: BinaryHeap<Reverse<Key>>,
+    /// `Some(c)` when the code of the last group's slot `i` is always
+    /// `c | i` (the engine's releases): `codes` is then neither written
+    /// nor read for that group, one cache line fewer per event at
+    /// n = 10,000 tasks.
+    last_code: Option<u64>,
     /// Slot popped last, cleared lazily (its owner usually refills it at
     /// once, which then costs one pass up the tree instead of two);
     /// `usize::MAX` when none.
@@ -232,7 +237,17 @@ impl EventQueue {
     /// the slot of its events' codes is `(code >> shift) & mask`. At equal
     /// times, the codes of group `g`'s events must be lower than those of
     /// any later group's, and order as their slots do within the group.
+    #[cfg(test)]
     pub(crate) fn new(groups: [(usize, u32, u64); GROUPS]) -> EventQueue {
+        Self::with_last_code(groups, None)
+    }
+
+    /// [`Self::new`], the code of the last group's slot `i` being
+    /// `last_code | i` whenever given.
+    pub(crate) fn with_last_code(
+        groups: [(usize, u32, u64); GROUPS],
+        last_code: Option<u64>,
+    ) -> EventQueue {
         let mut base = [0; GROUPS];
         let mut group = Vec::new();
         for (g, &(slots, ..)) in groups.iter().enumerate() {
@@ -249,7 +264,26 @@ impl EventQueue {
             codes: vec![0; n],
             slot_of: groups.map(|(_, s, m)| (s, m)),
             heap: BinaryHeap::with_capacity(16),
+            last_code,
             taken: usize::MAX,
+        }
+    }
+
+    /// The slot, within its group, of group `g`'s earliest event (its
+    /// tree's minimum), if any: what the engine will probably handle soon,
+    /// for prefetching.
+    #[inline(always)]
+    pub(crate) fn group_min(&self, g: usize) -> Option<usize> {
+        let k = self.roots[g];
+        (k != u64::MAX).then(|| (k & ((1u64 << self.bits) - 1)) as usize - self.base[g])
+    }
+
+    /// The code of the event in slot `s`.
+    #[inline(always)]
+    fn code(&self, s: usize) -> u64 {
+        match self.last_code {
+            Some(c) if s >= self.base[GROUPS - 1] => c | (s - self.base[GROUPS - 1]) as u64,
+            _ => self.codes[s],
         }
     }
 
@@ -287,7 +321,12 @@ impl EventQueue {
         if self.taken == s {
             self.taken = usize::MAX;
         }
-        self.codes[s] = code;
+        match self.last_code {
+            Some(c) if g == GROUPS - 1 => {
+                debug_assert_eq!(code, c | i as u64, "a last-group code is its slot's");
+            }
+            _ => self.codes[s] = code,
+        }
         self.trees[g].set(i, t << b | s as u64);
         self.roots[g] = self.trees[g].root();
     }
@@ -309,7 +348,7 @@ impl EventQueue {
         let b = self.bits;
         let s = (k & ((1u64 << b) - 1)) as usize;
         if let Some(&Reverse(h)) = self.heap.peek() {
-            if k == u64::MAX || h < key(k >> b, self.codes[s]) {
+            if k == u64::MAX || h < key(k >> b, self.code(s)) {
                 self.heap.pop();
                 return Some(split(h));
             }
@@ -317,7 +356,7 @@ impl EventQueue {
             return None;
         }
         self.taken = s;
-        Some((k >> b, self.codes[s]))
+        Some((k >> b, self.code(s)))
     }
 }
 

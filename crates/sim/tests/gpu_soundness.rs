@@ -831,3 +831,195 @@ fn gpu_waits_with_more_gpu_users_than_cores_are_sound() {
         "only {crowded} of {n} crowded and bounded"
     );
 }
+
+/// FNV-1a, 64 bits.
+fn fnv(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// Engine speed-ups must leave every schedule as it was (issue 24): the
+/// random GPU workloads above, each run with every job recorded and the
+/// trace kept (per-job release, start, finish, response, blocking, GPU;
+/// every CPU, bottom-half, top-half, copy, kernel and token span), twice:
+/// as drawn (zero overheads) and with seed 000's Table III overheads
+/// injected under klmirqd (dependent, or the independent server every
+/// third workload), where the interrupt and bottom-half chain of each GPU
+/// operation is busiest. The digests of the whole results must match
+/// `random_digests.txt`, written by the engine of main's bb4dcfa (before
+/// the issue-24 event fusions). After an intended change of behaviour:
+///
+/// ```text
+/// RTGPU_BLESS=1 cargo test --release -p rtgpu-sim --test gpu_soundness random_gpu_runs
+/// ```
+#[test]
+fn random_gpu_runs_match_their_digests() {
+    use std::fmt::Write as _;
+    let mut rng = Rng::new(2424);
+    let mut out = String::new();
+    for k in 0..160u64 {
+        let w = random_workload(&mut rng, k);
+        for with_overheads in [false, true] {
+            let mut w = w.clone();
+            let mut cfg = SimConfig {
+                record_jobs: true,
+                trace: true,
+                ..sim_config(k, k % 2 == 1, 1_000_000_000)
+            };
+            if with_overheads {
+                lighter_with_overheads(&mut w);
+                cfg.overheads = true;
+                cfg.duration = 4_000_000_000;
+                if k % 3 == 2 {
+                    cfg.klmirqd = Klmirqd::Independent(None);
+                }
+            }
+            let line = match simulate(&w, &cfg) {
+                Ok(r) => {
+                    let json = serde_json::to_string(&r).expect("a SimResult encodes as JSON");
+                    let trace = format!("{:?}", r.trace);
+                    format!(
+                        "{k} {with_overheads} jobs={} misses={} result={:016x} trace={:016x}",
+                        r.jobs,
+                        r.misses,
+                        fnv(json.as_bytes()),
+                        fnv(trace.as_bytes())
+                    )
+                }
+                Err(e) => format!(
+                    "{k} {with_overheads} error={}",
+                    fnv(e.to_string().as_bytes())
+                ),
+            };
+            writeln!(out, "{line}").expect("writing to a String");
+        }
+    }
+    compare_digests("random_digests.txt", &out);
+}
+
+/// CPU-only task sets of 300 and 3,000 tasks (UUniFast, U = 0.7 m,
+/// periods log-uniform in [1, 100] ms, release jitter on every third
+/// task), under G-EDF, G-FP, C-EDF and P-FP, periodic at the WCET or
+/// sporadic with execution times down to half of it, every job recorded
+/// (and the trace kept for the smaller sets): the CPU path of the engine
+/// pinned as [`random_gpu_runs_match_their_digests`] pins the GPU path;
+/// `random_cpu_digests.txt` was written by the engine of main's bb4dcfa.
+#[test]
+fn random_cpu_runs_match_their_digests() {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for k in 0..8u64 {
+        let mut rng = Rng::new(900 + k);
+        let n = if k % 4 == 3 { 3000 } else { 300 };
+        let m = if k % 2 == 0 { 4 } else { 8 };
+        let utils = rtgpu_analysis::generate::uunifast(&mut rng, n, 0.7 * m as f64);
+        let (lo, hi) = (1f64.ln(), 100f64.ln());
+        let tasks: Vec<Task> = utils
+            .iter()
+            .enumerate()
+            .map(|(i, &u)| {
+                let period_us = ((lo + (hi - lo) * rng.next_f64()).exp() * 1000.0) as u64;
+                let period = period_us.max(1) * 1_000;
+                let wcet = ((u.min(1.0) * period as f64) as u64).max(1_000);
+                Task {
+                    name: format!("t{i}"),
+                    wcet,
+                    period,
+                    deadline: period,
+                    jitter: if i % 3 == 0 { period / 10 } else { 0 },
+                    blocking: 0,
+                    cluster: None,
+                    gpu: None,
+                    reservation: false,
+                    location: Location::default(),
+                }
+            })
+            .collect();
+        let (sched, clusters) = match k % 4 {
+            0 => (CpuScheduler::GlobalEdf, 1),
+            _ if k == 7 => (CpuScheduler::GlobalEdf, 1),
+            1 => (CpuScheduler::GlobalFp, 1),
+            2 => (CpuScheduler::ClusteredEdf, 2),
+            _ => (CpuScheduler::PartitionedFp, 1),
+        };
+        let per = m / clusters;
+        let w = Workload {
+            name: format!("cpu-random-{k}"),
+            platform: Platform {
+                clusters: (0..clusters)
+                    .map(|c| Cluster {
+                        name: format!("c{c}"),
+                        cores: per,
+                        first_core: c * per,
+                        gpus: Vec::new(),
+                    })
+                    .collect(),
+                gpus: Vec::new(),
+                pcie: Vec::new(),
+                bandwidth: Bandwidth::default(),
+            },
+            overheads: Overheads::zero(),
+            policy: Policy {
+                cpu_scheduler: sched,
+                priority: PriorityAssignment::DeadlineMonotonic,
+                partitioning: Partitioning::Fit {
+                    rule: FitRule::First,
+                    order: SortOrder::DecreasingUtilization,
+                },
+                ..Policy::default()
+            },
+            vgpus: Vec::new(),
+            tasks,
+        };
+        let cfg = SimConfig {
+            record_jobs: true,
+            trace: n <= 300,
+            ..sim_config(k, k % 3 == 1, 1_000_000_000)
+        };
+        let line = match simulate(&w, &cfg) {
+            Ok(r) => {
+                let json = serde_json::to_string(&r).expect("a SimResult encodes as JSON");
+                let trace = format!("{:?}", r.trace);
+                format!(
+                    "{k} n={n} m={m} {sched:?} jobs={} misses={} result={:016x} trace={:016x}",
+                    r.jobs,
+                    r.misses,
+                    fnv(json.as_bytes()),
+                    fnv(trace.as_bytes())
+                )
+            }
+            Err(e) => format!("{k} error={}", fnv(e.to_string().as_bytes())),
+        };
+        writeln!(out, "{line}").expect("writing to a String");
+    }
+    compare_digests("random_cpu_digests.txt", &out);
+}
+
+/// `out` against the digests of `file` (beside this test), or written
+/// there with `RTGPU_BLESS` set.
+fn compare_digests(file: &str, out: &str) {
+    let path: std::path::PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", file].iter().collect();
+    if std::env::var_os("RTGPU_BLESS").is_some() {
+        std::fs::write(&path, out).expect("the digest file is writable");
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (RTGPU_BLESS=1 writes it)", path.display()));
+    let bad: Vec<String> = out
+        .lines()
+        .zip(want.lines())
+        .filter(|(got, exp)| got != exp)
+        .map(|(got, exp)| format!("  want {exp}\n  got  {got}"))
+        .collect();
+    assert_eq!(out.lines().count(), want.lines().count(), "number of runs");
+    assert!(
+        bad.is_empty(),
+        "{} run(s) differ:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}

@@ -226,7 +226,8 @@ impl Engine {
         let stamp = core.stamp;
         let tu = tid as usize;
         if tu < self.jobs.len() {
-            if self.jobs[tu].start.is_none() {
+            // (Only records show a job's start.)
+            if self.cfg.record_jobs && self.jobs[tu].start.is_none() {
                 self.jobs[tu].start = Some(start);
             }
         } else if tu < self.section0 {

@@ -101,7 +101,7 @@ impl Engine {
         // section, from the same place, a job repeats its predecessor's.
         let from = j.last_gpu.filter(|&p| p != g);
         if from.is_some() {
-            j.stats.migrations += 1;
+            j.migrations += 1;
         }
         j.distance = from.map_or(0, |p| s.platform.migration_distance(p, g));
         if j.ops_for != Some((g, from)) {

@@ -77,6 +77,7 @@ impl Engine {
                 key_cache: None,
                 gpu: None,
                 pending: Pending::default(),
+                pending_more: std::collections::VecDeque::new(),
                 released: 0,
                 next_arrival: 0,
                 wcet: t.wcet,
@@ -86,17 +87,18 @@ impl Engine {
                 key0: t.pieces[0].key,
                 budget0: t.pieces[0].budget,
                 gpu_cpu: t.gpu.as_ref().map(|g| g.cpu),
+                has_gpu: t.gpu.is_some(),
+                migrations: 0,
+                unfinished: 0,
                 stats: Stats {
                     jobs: 0,
-                    unfinished: 0,
                     misses: 0,
                     max_response: 0,
-                    sum_response: 0,
+                    sum_response: [0, 0],
                     sum_pct: 0.0,
                     max_pct: 0.0,
                     max_tardiness: 0,
                     max_blocking: 0,
-                    migrations: 0,
                 },
                 ops: Vec::new(),
                 ops_for: None,
@@ -259,12 +261,17 @@ impl Engine {
             // Slot groups, in the order of their events' codes: cores and
             // buses (slot in field a of the event code), GPUs and tasks
             // (field b); see `encode` and `push`.
-            events: EventQueue::new([
-                (ncores, 32, (1 << 27) - 1),
-                (s.links * 2, 32, (1 << 27) - 1),
-                (g, 0, u32::MAX as u64),
-                (n, 0, u32::MAX as u64),
-            ]),
+            // The tasks' slots hold only releases, whose code is the
+            // release code with the task's index.
+            events: EventQueue::with_last_code(
+                [
+                    (ncores, 32, (1 << 27) - 1),
+                    (s.links * 2, 32, (1 << 27) - 1),
+                    (g, 0, u32::MAX as u64),
+                    (n, 0, u32::MAX as u64),
+                ],
+                Some(super::encode(super::Ev::Release(0))),
+            ),
             rng: Rng::new(cfg.seed),
             threads,
             jobs,

@@ -141,45 +141,70 @@ enum Phase {
 /// scattered over this, the task's setup, its pieces, its release queue
 /// and the priority cache (at n = 10,000 tasks these were cache misses,
 /// most of a job's cost). The GPU section's state comes last.
+///
+/// Lines (64 bytes; `job_layout` checks the offsets): 0 and 1 hold what
+/// a completion reads and writes (flags, release count, arrival,
+/// deadline, period and the task's counters), 0 and 2 what a release and
+/// a job's start need (the release queue, the next arrival, the task's
+/// constants): a CPU-only job touches three lines of its `Job`. The rest
+/// is read and written only where needed: the FP key (`key0`, line 1) under
+/// fixed priorities, a split task's budget, the fields of GPU-using tasks
+/// (`gpu_cpu`, `post_work`, `gpu`, `interrupts`, `blocked`,
+/// `blocked_since`, the priority cache: no CPU-only job's effective
+/// priority is ever asked for), and what only per-job records show
+/// (`seq`, `ready`, `start`, written only with `record_jobs`).
 #[repr(C, align(64))]
 struct Job {
+    // Line 0.
     active: bool,
     phase: Phase,
+    /// The task has a GPU section (`gpu_cpu` is `Some`).
+    has_gpu: bool,
     /// Entries of `pending` whose release event has happened.
     released: u32,
-    piece: u32,
-    /// The task's first piece's domain, and its number of pieces.
-    dom0: u32,
+    /// The task's number of pieces, and the job's current one.
     npieces: u32,
-    interrupts: u32,
-    seq: u64,
+    piece: u32,
+    /// The task's first piece's domain.
+    dom0: u32,
     arrival: Time,
-    ready: Time,
+    deadline: Time,
+    period: Time,
+    /// The task's counters, beside the job that updates them (to line 1).
+    stats: Stats,
+    /// The first piece's FP key (read under fixed priorities only).
+    key0: u64,
+    // Line 2.
+    pending: Pending,
     next_arrival: Time,
-    post_work: Time,
-    blocked: Time,
-    start: Option<Time>,
-    blocked_since: Option<Time>,
+    jitter: Time,
+    wcet: Time,
+    // Line 3 on: not read or written by a CPU-only job without records.
+    /// The first piece's budget (read only for a split task).
+    budget0: Time,
     /// Its effective priority as last computed, `None` once something it
     /// depends on may have changed ([`Engine::invalidate`]). An
     /// interrupt's owner key is asked for at the interrupt, at its bottom
     /// half's start and on every lock or queue change; most of these asks
     /// find nothing changed since the last.
     key_cache: Option<u64>,
-    pending: Pending,
-    // The task's constants (copies of its `TaskSetup`'s).
-    wcet: Time,
-    deadline: Time,
-    period: Time,
-    jitter: Time,
-    /// The first piece's FP key and budget.
-    key0: u64,
-    budget0: Time,
     /// CPU time inside its GPU section, `None` for a CPU-only task.
     gpu_cpu: Option<Time>,
+    post_work: Time,
+    blocked: Time,
+    blocked_since: Option<Time>,
     gpu: Option<u32>,
-    /// The task's counters, beside the job that updates them.
-    stats: Stats,
+    interrupts: u32,
+    /// Per-job records only (`record_jobs`).
+    seq: u64,
+    ready: Time,
+    start: Option<Time>,
+    /// The task's migrations and unfinished jobs (counters the CPU path
+    /// never touches).
+    migrations: u64,
+    unfinished: u64,
+    /// `pending`'s entries after its first two.
+    pending_more: VecDeque<(Time, Time)>,
     // GPU section
     ops: Vec<Op>,
     /// `(GPU, migration source)` that `ops` were built for.
@@ -213,15 +238,14 @@ struct Job {
 
 /// A task's scheduled releases not yet started, `(arrival, ready)` in
 /// order: the first two inline (a task rarely has more: its next release
-/// and, when late, one more), the rest in a queue beside.
+/// and, when late, one more), the rest in a queue kept elsewhere (the
+/// job's `pending_more`, outside its hot lines), passed to the methods
+/// that may reach it.
 #[derive(Default)]
+#[repr(C)]
 struct Pending {
     first: [(Time, Time); 2],
     len: u32,
-    /// Boxed: 8 bytes of the job's first lines instead of 32, for a queue
-    /// that is rarely used.
-    #[allow(clippy::box_collection)]
-    more: Box<VecDeque<(Time, Time)>>,
 }
 
 impl Pending {
@@ -236,33 +260,33 @@ impl Pending {
     }
 
     #[inline(always)]
-    fn back(&self) -> Option<&(Time, Time)> {
+    fn back<'a>(&'a self, more: &'a VecDeque<(Time, Time)>) -> Option<&'a (Time, Time)> {
         match self.len {
             0 => None,
             1 | 2 => Some(&self.first[self.len as usize - 1]),
-            _ => self.more.back(),
+            _ => more.back(),
         }
     }
 
     #[inline(always)]
-    fn push_back(&mut self, v: (Time, Time)) {
+    fn push_back(&mut self, v: (Time, Time), more: &mut VecDeque<(Time, Time)>) {
         if self.len < 2 {
             self.first[self.len as usize] = v;
         } else {
-            self.more.push_back(v);
+            more.push_back(v);
         }
         self.len += 1;
     }
 
     #[inline(always)]
-    fn pop_front(&mut self) -> Option<(Time, Time)> {
+    fn pop_front(&mut self, more: &mut VecDeque<(Time, Time)>) -> Option<(Time, Time)> {
         if self.len == 0 {
             return None;
         }
         let v = self.first[0];
         self.first[0] = self.first[1];
         if self.len > 2 {
-            if let Some(next) = self.more.pop_front() {
+            if let Some(next) = more.pop_front() {
                 self.first[1] = next;
             }
         }
@@ -270,10 +294,11 @@ impl Pending {
         Some(v)
     }
 
-    fn iter(&self) -> impl Iterator<Item = &(Time, Time)> {
-        self.first[..self.len().min(2)]
-            .iter()
-            .chain(self.more.iter())
+    fn iter<'a>(
+        &'a self,
+        more: &'a VecDeque<(Time, Time)>,
+    ) -> impl Iterator<Item = &'a (Time, Time)> {
+        self.first[..self.len().min(2)].iter().chain(more.iter())
     }
 }
 
@@ -493,24 +518,63 @@ impl Engine {
 mod tests {
     use super::*;
 
+    /// A CPU-only job's completion reads and writes lines 0 and 1 of its
+    /// `Job` only, its release and start lines 0 and 2 (see `Job`).
+    #[test]
+    fn job_layout() {
+        use std::mem::offset_of;
+        let line = |off: usize| off / 64;
+        for off in [
+            offset_of!(Job, active),
+            offset_of!(Job, phase),
+            offset_of!(Job, has_gpu),
+            offset_of!(Job, released),
+            offset_of!(Job, npieces),
+            offset_of!(Job, piece),
+            offset_of!(Job, dom0),
+            offset_of!(Job, arrival),
+            offset_of!(Job, deadline),
+            offset_of!(Job, period),
+            offset_of!(Job, stats),
+        ] {
+            assert_eq!(line(off), 0);
+        }
+        let st = offset_of!(Job, stats);
+        assert!(
+            st + std::mem::size_of::<Stats>() <= 128,
+            "counters end in line 1"
+        );
+        assert_eq!(line(offset_of!(Job, key0)), 1);
+        for off in [
+            offset_of!(Job, pending),
+            offset_of!(Job, next_arrival),
+            offset_of!(Job, jitter),
+            offset_of!(Job, wcet),
+        ] {
+            assert_eq!(line(off), 2);
+        }
+        assert_eq!(offset_of!(Job, budget0), 192);
+    }
+
     /// `Pending` is a FIFO like the `VecDeque` it replaces, two entries
     /// inline and the rest beside.
     #[test]
     fn pending_is_a_fifo() {
         let mut rng = Rng::new(3);
         let mut p = Pending::default();
+        let mut more = VecDeque::new();
         let mut model: VecDeque<(Time, Time)> = VecDeque::new();
         for k in 0..5000u64 {
             if rng.range(0, 2) > 0 {
-                p.push_back((k, k + 1));
+                p.push_back((k, k + 1), &mut more);
                 model.push_back((k, k + 1));
             } else {
-                assert_eq!(p.pop_front(), model.pop_front());
+                assert_eq!(p.pop_front(&mut more), model.pop_front());
             }
             assert_eq!(p.len(), model.len());
             assert_eq!(p.front(), model.front());
-            assert_eq!(p.back(), model.back());
-            assert!(p.iter().eq(model.iter()));
+            assert_eq!(p.back(&more), model.back());
+            assert!(p.iter(&more).eq(model.iter()));
         }
     }
 }

@@ -9,17 +9,32 @@ use crate::{JobRecord, SimResult, TaskStats, UtilizationSeries};
 
 use super::Engine;
 
+/// A task's counters that each completion updates (its migrations and
+/// unfinished jobs are counted in its [`super::Job`]'s colder lines).
+#[repr(C)]
 pub(super) struct Stats {
     pub(super) jobs: u64,
-    pub(super) unfinished: u64,
     pub(super) misses: u64,
     pub(super) max_response: Time,
-    pub(super) sum_response: u128,
-    pub(super) sum_pct: f64,
-    pub(super) max_pct: f64,
     pub(super) max_tardiness: Time,
     pub(super) max_blocking: Time,
-    pub(super) migrations: u64,
+    pub(super) sum_pct: f64,
+    pub(super) max_pct: f64,
+    /// The sum of the responses, a u128 as two words: 8-byte aligned,
+    /// so that the counters fit beside the job's line-0 fields.
+    pub(super) sum_response: [u64; 2],
+}
+
+impl Stats {
+    #[inline(always)]
+    fn add_response(&mut self, r: Time) {
+        let (lo, carry) = self.sum_response[0].overflowing_add(r);
+        self.sum_response = [lo, self.sum_response[1] + carry as u64];
+    }
+
+    fn sum_response(&self) -> u128 {
+        (self.sum_response[1] as u128) << 64 | self.sum_response[0] as u128
+    }
 }
 
 /// Utilization buckets of `size` ns, remembering the last bucket looked up
@@ -79,12 +94,13 @@ impl Engine {
         let deadline = j.arrival + j.deadline;
         let miss = now > deadline;
         let tardiness = now.saturating_sub(deadline);
-        let (period, blocked) = (j.period, j.blocked);
+        // (A CPU-only job is never blocked; its `blocked` is not reset.)
+        let (period, blocked) = (j.period, if j.has_gpu { j.blocked } else { 0 });
         let st = &mut j.stats;
         st.jobs += 1;
         st.misses += miss as u64;
         st.max_response = st.max_response.max(response);
-        st.sum_response += response as u128;
+        st.add_response(response);
         let pct = response as f64 * 100.0 / period as f64;
         st.sum_pct += pct;
         if pct > st.max_pct {
@@ -119,10 +135,11 @@ impl Engine {
                 unfinished.push((self.jobs[i].arrival, self.jobs[i].ready));
             }
             let released = self.jobs[i].released as usize;
-            unfinished.extend(self.jobs[i].pending.iter().take(released));
+            let j = &self.jobs[i];
+            unfinished.extend(j.pending.iter(&j.pending_more).take(released));
             for (arrival, ready) in unfinished {
+                self.jobs[i].unfinished += 1;
                 let st = &mut self.jobs[i].stats;
-                st.unfinished += 1;
                 let deadline = arrival + t.deadline;
                 let late = deadline < end;
                 st.misses += late as u64;
@@ -150,18 +167,19 @@ impl Engine {
             .s
             .tasks
             .iter()
-            .zip(self.jobs.iter().map(|j| &j.stats))
-            .map(|(t, st)| TaskStats {
+            .zip(self.jobs.iter())
+            .map(|(t, j)| (t, &j.stats, j.unfinished, j.migrations))
+            .map(|(t, st, unfinished, migrations)| TaskStats {
                 name: t.name.clone(),
                 period: t.period,
                 deadline: t.deadline,
                 uses_gpu: t.gpu.is_some(),
                 jobs: st.jobs,
-                unfinished: st.unfinished,
+                unfinished,
                 misses: st.misses,
                 max_response: st.max_response,
                 mean_response: if st.jobs > 0 {
-                    st.sum_response as f64 / st.jobs as f64
+                    st.sum_response() as f64 / st.jobs as f64
                 } else {
                     0.0
                 },
@@ -173,7 +191,7 @@ impl Engine {
                 max_response_pct: st.max_pct,
                 max_tardiness: st.max_tardiness,
                 max_blocking: st.max_blocking,
-                migrations: st.migrations,
+                migrations,
             })
             .collect();
         let bucket = self.bucket;
