@@ -69,6 +69,44 @@ pub fn r2dglp_queue_cap(cpus: usize, tokens: usize) -> usize {
     cpus.div_ceil(tokens.max(1)).max(1)
 }
 
+impl From<rtgpu_model::GpuAllocator> for QueueRule {
+    /// The queue rule of a workload file's `gpu_allocator`: `static`,
+    /// `static-priority`, `k-fmlp` (l-aware), `gpusync-affinity` (earliest
+    /// estimated completion, seed 004 §4.1) and `gpusync` (shortest queue).
+    fn from(a: rtgpu_model::GpuAllocator) -> QueueRule {
+        use rtgpu_model::GpuAllocator as A;
+        match a {
+            A::Static => QueueRule::Static,
+            A::StaticPriority => QueueRule::StaticPriority,
+            A::KFmlp => QueueRule::LAware,
+            A::GpuSync { affinity: true } => QueueRule::EarliestCompletion,
+            A::GpuSync { affinity: false } => QueueRule::ShortestQueue,
+        }
+    }
+}
+
+impl Config {
+    /// The token allocator a workload's `policy` asks for on a GPU pool of
+    /// `gpus` GPUs and `cores` CPUs used by `users` tasks: its queue rule,
+    /// ρ (1 under the k-FMLP), the k-FMLP's request stealing and the queue
+    /// cap ([`pool_queue_cap`]). The simulator and `rtgpu run` alike.
+    pub fn of_policy(
+        policy: &rtgpu_model::Policy,
+        gpus: usize,
+        cores: usize,
+        users: usize,
+    ) -> Config {
+        let tokens_per_gpu = policy.tokens() as usize;
+        Config {
+            gpus,
+            tokens_per_gpu,
+            rule: policy.gpu_allocator.into(),
+            stealing: policy.request_stealing(),
+            queue_cap: pool_queue_cap(cores, users, gpus * tokens_per_gpu),
+        }
+    }
+}
+
 /// The queue length of a pool of `cores` CPUs whose `users` tasks request
 /// its `tokens` tokens: the R²DGLP's ⌈m/k⌉ ([`r2dglp_queue_cap`]) with m
 /// the most requests that can be pending at once, one per core and one per

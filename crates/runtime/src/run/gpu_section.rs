@@ -17,12 +17,12 @@
 
 use std::sync::Arc;
 
-use rtgpu_model::{EngineHandoff, GpuAllocator, PeerLocking, Workload};
+use rtgpu_model::{EngineHandoff, PeerLocking, Workload};
 use rtgpu_policy::engine_lock::{chunks, copy_time};
 use rtgpu_policy::predictor::MAX_DISTANCE;
 
 use crate::arbiter::{
-    Arbiter, ArbiterConfig, ArbiterError, Client, Engine, EngineGuard, QueueRule, TokenConfig,
+    Arbiter, ArbiterConfig, ArbiterError, Client, Engine, EngineGuard, TokenConfig,
 };
 use crate::gpu::{run_blocking, run_then, CopyDir, GpuBackend, GpuError, GpuOp};
 use crate::klmirqd::CompletionThread;
@@ -64,13 +64,6 @@ pub fn cluster_arbiters(
     users: &[usize],
 ) -> Vec<Option<ClusterGpus>> {
     let p = &w.policy;
-    let rule = match p.gpu_allocator {
-        GpuAllocator::Static => QueueRule::Static,
-        GpuAllocator::StaticPriority => QueueRule::StaticPriority,
-        GpuAllocator::KFmlp => QueueRule::LAware,
-        GpuAllocator::GpuSync { affinity: true } => QueueRule::EarliestCompletion,
-        GpuAllocator::GpuSync { affinity: false } => QueueRule::ShortestQueue,
-    };
     let bw = w.platform.bandwidth;
     let priors: Vec<[Nanos; MAX_DISTANCE + 1]> = w
         .tasks
@@ -104,17 +97,12 @@ pub fn cluster_arbiters(
                     .iter()
                     .map(|&g| w.platform.gpus[g].copy_engines)
                     .collect(),
-                tokens: TokenConfig {
-                    gpus: n,
-                    tokens_per_gpu: p.tokens() as usize,
-                    rule,
-                    stealing: p.request_stealing(),
-                    queue_cap: rtgpu_policy::token::pool_queue_cap(
-                        c.cores as usize,
-                        users.get(pool).copied().unwrap_or(usize::MAX),
-                        n * p.tokens() as usize,
-                    ),
-                },
+                tokens: TokenConfig::of_policy(
+                    p,
+                    n,
+                    c.cores as usize,
+                    users.get(pool).copied().unwrap_or(usize::MAX),
+                ),
                 distance,
                 engine_locks: p.engine_locks,
                 apply_priorities,
@@ -393,6 +381,7 @@ fn run_vgpu_section(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arbiter::QueueRule;
 
     fn workload(allocator: &str) -> Workload {
         rtgpu_model::parse_workload(

@@ -6,12 +6,12 @@
 use std::collections::VecDeque;
 
 use rtgpu_analysis::generate::Rng;
-use rtgpu_model::{GpuAllocator, InterruptHandling};
+use rtgpu_model::InterruptHandling;
 use rtgpu_policy::cbs::Cbs;
 use rtgpu_policy::engine_lock::EngineLocks;
 use rtgpu_policy::interrupt::Handling;
 use rtgpu_policy::predictor::CostPredictor;
-use rtgpu_policy::token::{self, QueueRule, TokenAllocator};
+use rtgpu_policy::token::{self, TokenAllocator};
 use rtgpu_policy::vgpu::{VgpuConfig, VgpuPolicy, VgpuScheduler};
 use rtgpu_policy::Time;
 
@@ -120,13 +120,6 @@ impl Engine {
                 resuming: false,
             })
             .collect();
-        let rule = match s.policy.gpu_allocator {
-            GpuAllocator::Static => QueueRule::Static,
-            GpuAllocator::StaticPriority => QueueRule::StaticPriority,
-            GpuAllocator::KFmlp => QueueRule::LAware,
-            GpuAllocator::GpuSync { affinity: true } => QueueRule::EarliestCompletion,
-            GpuAllocator::GpuSync { affinity: false } => QueueRule::ShortestQueue,
-        };
         let allocators = s
             .groups
             .iter()
@@ -141,17 +134,7 @@ impl Engine {
                     })
                     .collect();
                 TokenAllocator::new(
-                    token::Config {
-                        gpus: grp.gpus.len(),
-                        tokens_per_gpu: s.policy.tokens() as usize,
-                        rule,
-                        stealing: s.policy.request_stealing(),
-                        queue_cap: token::pool_queue_cap(
-                            grp.cpus,
-                            grp.users,
-                            grp.gpus.len() * s.policy.tokens() as usize,
-                        ),
-                    },
+                    token::Config::of_policy(&s.policy, grp.gpus.len(), grp.cpus, grp.users),
                     grp.distance.clone(),
                     CostPredictor::new(&priors),
                 )
