@@ -76,6 +76,34 @@ impl Workload {
         pinned.or_else(|| pool.get(slot.checked_rem(pool.len())?).copied())
     }
 
+    /// Every task's GPU under static assignment ([`Workload::static_gpu`]),
+    /// given each task's GPU pool `pool_of(i)`: an id (the slots of tasks
+    /// with the same id are counted together) and the pool's GPUs. The
+    /// slots are dealt in file order among each pool's GPU users outside
+    /// vGPUs without a `device`. `None` for a task that uses no GPU, a vGPU
+    /// member, a task `pool_of` gives no pool, and an unpinned task of a
+    /// pool without GPUs. The analysis, the simulator and `rtgpu run` each
+    /// know the pools their own way and share this count.
+    pub fn static_gpus<'p>(
+        &self,
+        pool_of: impl Fn(usize) -> Option<(usize, &'p [usize])>,
+    ) -> Vec<Option<usize>> {
+        let mut next: Vec<usize> = Vec::new();
+        (self.tasks.iter().enumerate())
+            .map(|(i, t)| {
+                let g = t.gpu.as_ref().filter(|g| g.vgpu.is_none())?;
+                let (id, gpus) = pool_of(i)?;
+                if next.len() <= id {
+                    next.resize(id + 1, 0);
+                }
+                let next_slot = next.get_mut(id)?;
+                let slot = *next_slot;
+                *next_slot += usize::from(g.device.is_none());
+                self.static_gpu(i, slot, gpus)
+            })
+            .collect()
+    }
+
     /// The index in [`Workload::gpu_pools`] of the pool that cluster
     /// `cluster`'s tasks use.
     pub fn gpu_pool_of(&self, cluster: usize) -> usize {

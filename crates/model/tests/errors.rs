@@ -740,3 +740,34 @@ fn a_device_fixes_the_gpu_of_static_assignment_and_binds_its_cluster() {
         "{reservation}"
     );
 }
+
+/// `Workload::static_gpus`: slots dealt in file order per pool among the
+/// unpinned GPU users; a pinned task takes its `device` and no slot; a
+/// CPU-only task and a task without a pool get none.
+#[test]
+fn static_gpus_deal_slots_per_pool_in_file_order() {
+    let text = "[platform]\ncores = 4\ngpus = 3\n[policy]\ngpu_allocator = \"static\"\n\
+                [[task]]\nname = \"a\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\n\
+                gpu = { kernels = [\"1 ms\"] }\n\
+                [[task]]\nname = \"pinned\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\n\
+                gpu = { device = \"gpu2\", kernels = [\"1 ms\"] }\n\
+                [[task]]\nname = \"cpu\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\n\
+                [[task]]\nname = \"b\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\n\
+                gpu = { kernels = [\"1 ms\"] }\n\
+                [[task]]\nname = \"c\"\nwcet = \"1 ms\"\nperiod = \"10 ms\"\n\
+                gpu = { kernels = [\"1 ms\"] }\n";
+    let w = parse_workload(text, "w.toml").expect("valid");
+    let all = [0usize, 1, 2];
+    // One pool: a, b, c get slots 0, 1, 2; the pinned task its device.
+    let one_pool = w.static_gpus(|_| Some((0, &all[..])));
+    assert_eq!(one_pool, vec![Some(0), Some(2), None, Some(1), Some(2)]);
+    // Two pools (a and c in pool 0 of GPUs 0-1, b alone in pool 1 of GPU
+    // 2): each pool deals from its own slot 0.
+    let (p0, p1) = ([0usize, 1], [2usize]);
+    let two = w.static_gpus(|i| match i {
+        0 | 4 => Some((0, &p0[..])),
+        3 => Some((1, &p1[..])),
+        _ => None,
+    });
+    assert_eq!(two, vec![Some(0), None, None, Some(2), Some(1)]);
+}

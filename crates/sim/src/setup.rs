@@ -458,7 +458,8 @@ pub(crate) fn build(
     }
     let bw = w.platform.bandwidth;
     let global = sched.is_global();
-    let mut static_next = vec![0usize; groups.len()];
+    // Each task's GPU group (its pool), for static assignment's deal below.
+    let mut group_of: Vec<Option<usize>> = vec![None; w.tasks.len()];
     for (i, t) in w.tasks.iter().enumerate() {
         let Some(g) = &t.gpu else { continue };
         let ts = &mut tasks[i];
@@ -491,21 +492,12 @@ pub(crate) fn build(
                     .map_or("?", |c| c.name.as_str())
             )));
         }
+        // A vGPU member's GPU is its vGPU's; the others' is dealt below.
         let static_gpu = match g.vgpu {
             Some(v) => w.vgpus[v].gpu,
             None => {
-                let k = static_next[group];
-                static_next[group] += usize::from(g.device.is_none());
-                let sg = w.static_gpu(i, k, &groups[group].gpus).unwrap_or(0);
-                if !groups[group].gpus.contains(&sg) {
-                    return Err(SimError(format!(
-                        "{}: task {} is fixed on GPU {} (`device`), which is not in its GPU pool",
-                        w.name,
-                        t.name,
-                        w.platform.gpus.get(sg).map_or("?", |x| x.name.as_str())
-                    )));
-                }
-                sg
+                group_of[i] = Some(group);
+                0
             }
         };
         let base = copy_time(g.copy_in, bw.host_to_device)
@@ -530,6 +522,28 @@ pub(crate) fn build(
             prior: [base, base + peer, base + peer, base + sysmem],
             batched: w.batched_section(i),
         });
+    }
+    // Static assignment (`Workload::static_gpus`: a task's `device`, else
+    // dealt in file order among its pool's unpinned GPU users).
+    let static_of = w.static_gpus(|i| {
+        let g = group_of[i]?;
+        Some((g, groups[g].gpus.as_slice()))
+    });
+    for (i, t) in w.tasks.iter().enumerate() {
+        let (Some(g), Some(sg)) = (group_of[i], static_of[i]) else {
+            continue;
+        };
+        if !groups[g].gpus.contains(&sg) {
+            return Err(SimError(format!(
+                "{}: task {} is fixed on GPU {} (`device`), which is not in its GPU pool",
+                w.name,
+                t.name,
+                w.platform.gpus.get(sg).map_or("?", |x| x.name.as_str())
+            )));
+        }
+        if let Some(gt) = tasks[i].gpu.as_mut() {
+            gt.static_gpu = sg;
+        }
     }
     // vGPUs: a GPU that has vGPUs runs only vGPU work on its execution
     // engine (the vGPU scheduler owns it).

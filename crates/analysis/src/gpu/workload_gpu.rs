@@ -501,6 +501,20 @@ pub fn analyze_gpus(
         .tasks
         .iter()
         .any(|t| t.gpu.as_ref().is_some_and(|g| g.vgpu.is_some()));
+    // Static assignment's GPU of each task (`Workload::static_gpus`), its
+    // pool the domain that holds it.
+    let mut domain_of: Vec<Option<usize>> = vec![None; w.tasks.len()];
+    for (di, d) in domains.iter().enumerate() {
+        for &i in &d.members {
+            if let Some(slot) = domain_of.get_mut(i) {
+                slot.get_or_insert(di);
+            }
+        }
+    }
+    let static_of = w.static_gpus(|i| {
+        let di = domain_of[i]?;
+        Some((di, domains[di].gpus.as_slice()))
+    });
     for d in domains {
         let gpu_members: Vec<usize> = d
             .members
@@ -595,17 +609,11 @@ pub fn analyze_gpus(
                         (critical_section(w, j, own).saturating_add(stretch_of(j)), 0)
                     }
                 };
-                // Each task's GPU (`Workload::static_gpu`: its `device`,
-                // else dealt in file order among the unpinned).
-                let mut slot = 0;
+                // Each task's GPU (its `device`, else dealt in file order
+                // among the unpinned).
                 let gpu_of: Vec<usize> = works
                     .iter()
-                    .map(|&(i, _)| {
-                        let pinned = w.tasks[i].gpu.as_ref().is_some_and(|g| g.device.is_some());
-                        let g = w.static_gpu(i, slot, &d.gpus).unwrap_or(d.gpus[0]);
-                        slot += usize::from(!pinned);
-                        g
-                    })
+                    .map(|&(i, _)| static_of[i].unwrap_or(d.gpus[0]))
                     .collect();
                 for (pos, &(i, own)) in works.iter().enumerate() {
                     let sharing: Vec<(usize, Time)> = works

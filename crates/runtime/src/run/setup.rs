@@ -427,23 +427,14 @@ fn task_specs(
     let (edf, realtime, reserve) = (placement.edf, placement.realtime, placement.reserve);
     let bw = workload.platform.bandwidth;
     let (clusters_of, pools_of) = clusters_and_pools(workload, plan);
-    // Static assignment (`Workload::static_gpu`, the analysis' and the
-    // simulator's rule): a task's `device`, else the k-th unpinned GPU
-    // user of a pool outside any vGPU, in file order, gets the pool's
-    // local GPU k mod g.
+    // Static assignment (`Workload::static_gpus`, the analysis' and the
+    // simulator's rule), as an index into the task's cluster arbiter's
+    // GPUs (`global`).
+    let pools = workload.gpu_pools();
+    let static_of = workload
+        .static_gpus(|i| pools_of[i].and_then(|p| Some((p, pools.get(p)?.gpus.as_slice()))));
     let static_local = |index: usize, global: &[usize]| {
-        let slot = (0..index)
-            .filter(|&j| {
-                pools_of[j] == pools_of[index]
-                    && workload.tasks[j]
-                        .gpu
-                        .as_ref()
-                        .is_some_and(|g| g.vgpu.is_none() && g.device.is_none())
-            })
-            .count();
-        workload
-            .static_gpu(index, slot, global)
-            .and_then(|g| global.iter().position(|&x| x == g))
+        static_of[index].and_then(|g| global.iter().position(|&x| x == g))
     };
     // P-FP tasks the partitioning could not place.
     let pfp = plan.scheduler == "P-FP";
