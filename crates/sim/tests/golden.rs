@@ -26,6 +26,9 @@ use std::path::PathBuf;
 use rtgpu_model::load_workload;
 use rtgpu_sim::{simulate, Releases, SimConfig};
 
+mod digest;
+use digest::run_digest;
+
 const EXAMPLES: [&str; 12] = [
     "feature-tracking",
     "gpusync-host-work",
@@ -40,16 +43,6 @@ const EXAMPLES: [&str; 12] = [
     "interrupts-cedf-pai",
     "interrupts-crm-threads",
 ];
-
-/// FNV-1a, 64 bits.
-fn fnv(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
 
 fn settings() -> Vec<(&'static str, SimConfig)> {
     let base = SimConfig {
@@ -102,21 +95,7 @@ fn results_match_the_golden_digests() {
         let path = root.join("examples").join(format!("{ex}.toml"));
         let w = load_workload(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         for (name, cfg) in settings() {
-            let line = match simulate(&w, &cfg) {
-                Ok(r) => {
-                    let json = serde_json::to_string(&r).expect("a SimResult encodes as JSON");
-                    let trace = format!("{:?}", r.trace);
-                    format!(
-                        "{ex} {name} jobs={} misses={} end={} result={:016x} trace={:016x}",
-                        r.jobs,
-                        r.misses,
-                        r.end,
-                        fnv(json.as_bytes()),
-                        fnv(trace.as_bytes())
-                    )
-                }
-                Err(e) => format!("{ex} {name} error={}", fnv(e.to_string().as_bytes())),
-            };
+            let line = format!("{ex} {name} {}", run_digest(&simulate(&w, &cfg), true));
             writeln!(out, "{line}").expect("writing to a String");
         }
     }

@@ -26,6 +26,9 @@ use rtgpu_analysis::workload::{analyze, Verdict};
 use rtgpu_model::*;
 use rtgpu_sim::{simulate, Klmirqd, Releases, SimConfig};
 
+mod digest;
+use digest::run_digest;
+
 const PERIODS_US: [u64; 5] = [5_000, 10_000, 20_000, 25_000, 50_000];
 
 fn random_workload(rng: &mut Rng, k: u64) -> Workload {
@@ -832,16 +835,6 @@ fn gpu_waits_with_more_gpu_users_than_cores_are_sound() {
     );
 }
 
-/// FNV-1a, 64 bits.
-fn fnv(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
 /// Engine speed-ups must leave every schedule as it was (issue 24): the
 /// random GPU workloads above, each run with every job recorded and the
 /// trace kept (per-job release, start, finish, response, blocking, GPU;
@@ -878,23 +871,8 @@ fn random_gpu_runs_match_their_digests() {
                     cfg.klmirqd = Klmirqd::Independent(None);
                 }
             }
-            let line = match simulate(&w, &cfg) {
-                Ok(r) => {
-                    let json = serde_json::to_string(&r).expect("a SimResult encodes as JSON");
-                    let trace = format!("{:?}", r.trace);
-                    format!(
-                        "{k} {with_overheads} jobs={} misses={} result={:016x} trace={:016x}",
-                        r.jobs,
-                        r.misses,
-                        fnv(json.as_bytes()),
-                        fnv(trace.as_bytes())
-                    )
-                }
-                Err(e) => format!(
-                    "{k} {with_overheads} error={}",
-                    fnv(e.to_string().as_bytes())
-                ),
-            };
+            let run = simulate(&w, &cfg);
+            let line = format!("{k} {with_overheads} {}", run_digest(&run, false));
             writeln!(out, "{line}").expect("writing to a String");
         }
     }
@@ -980,20 +958,8 @@ fn random_cpu_runs_match_their_digests() {
             trace: n <= 300,
             ..sim_config(k, k % 3 == 1, 1_000_000_000)
         };
-        let line = match simulate(&w, &cfg) {
-            Ok(r) => {
-                let json = serde_json::to_string(&r).expect("a SimResult encodes as JSON");
-                let trace = format!("{:?}", r.trace);
-                format!(
-                    "{k} n={n} m={m} {sched:?} jobs={} misses={} result={:016x} trace={:016x}",
-                    r.jobs,
-                    r.misses,
-                    fnv(json.as_bytes()),
-                    fnv(trace.as_bytes())
-                )
-            }
-            Err(e) => format!("{k} error={}", fnv(e.to_string().as_bytes())),
-        };
+        let run = simulate(&w, &cfg);
+        let line = format!("{k} n={n} m={m} {sched:?} {}", run_digest(&run, false));
         writeln!(out, "{line}").expect("writing to a String");
     }
     compare_digests("random_cpu_digests.txt", &out);
