@@ -172,6 +172,14 @@ import os, sys, time
 from rtgpu.runtime import connect
 sock, marker, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
 me = connect(sock, priority=10)
+if len(sys.argv) > 4:
+    # Start together: say ready, then wait for the go (so that the rounds
+    # overlap however late each interpreter started on a loaded machine).
+    go = sys.argv[4]
+    open(f"{go}.{os.getpid()}", "w").close()
+    deadline = time.monotonic() + 60
+    while not os.path.exists(go) and time.monotonic() < deadline:
+        time.sleep(0.001)
 for _ in range(rounds):
     with me.token(hold="1 ms") as tok, tok.exec_engine():
         # Exclusive while held: creating the marker fails if another
@@ -190,9 +198,9 @@ if rounds == 0:
 """
 
 
-def _child(sock: str, marker: str, rounds: int) -> subprocess.Popen[str]:
+def _child(sock: str, marker: str, rounds: int, go: str | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-c", _CHILD, sock, marker, str(rounds)],
+        [sys.executable, "-c", _CHILD, sock, marker, str(rounds), *([go] if go else [])],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -203,8 +211,18 @@ def _child(sock: str, marker: str, rounds: int) -> subprocess.Popen[str]:
 def test_processes_share_a_gpu_through_the_daemon(tmp_path: Path, spin_cpu: int | None) -> None:
     sock = str(tmp_path / "d.sock")
     marker = str(tmp_path / "engine-held")
+    go = str(tmp_path / "go")
     with Daemon(sock, gpus=1, tokens_per_gpu=2, inherit=False, spin_cpu=spin_cpu) as d:
-        kids = [_child(sock, marker, 30) for _ in range(3)]
+        kids = [_child(sock, marker, 30, go) for _ in range(3)]
+        # All three connected and waiting: then go, so that they contend
+        # (one failure under load: the first had finished its 30 rounds
+        # before the last interpreter started, 0 hand-offs).
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.glob("go.*"))) < 3:
+            assert time.monotonic() < deadline, [k.poll() for k in kids]
+            assert all(k.poll() is None for k in kids), [k.poll() for k in kids]
+            time.sleep(0.01)
+        Path(go).touch()
         for k in kids:
             _out, err = k.communicate(timeout=60)
             assert k.returncode == 0, err
