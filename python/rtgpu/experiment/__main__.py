@@ -38,11 +38,12 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 
 def _arm_watchdog(signum: int, grace: float = STOP_GRACE_S) -> None:
     """Exit with 128 + ``signum`` if the clean-up has not ended within
-    ``grace`` seconds. The clean-up runs where the signal interrupted the
-    main thread, which may be inside Dask's client machinery; closing a
-    client or cluster from there can wait forever (seen once in CI after
-    Ctrl-Z, ``fg`` and SIGTERM). Leading a process group of our own (as under
-    ``rtgpu experiment``), the Dask workers in it are sent SIGKILL first."""
+    ``grace`` seconds: the stop is acted on between Dask calls
+    (:mod:`.stopping`), but closing a client or cluster may still wait on a
+    stuck worker or a scheduler gone (a run once did not end in CI after
+    Ctrl-Z, ``fg`` and SIGTERM). Leading a process group of our own (as
+    under ``rtgpu experiment``), the Dask workers in it are sent SIGKILL
+    first."""
 
     global _watchdog
     why = f"the clean-up after {signal.Signals(signum).name} took more than {grace:g} s"
