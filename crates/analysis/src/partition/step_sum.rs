@@ -56,6 +56,23 @@ impl StepSum {
         )));
     }
 
+    /// Start afresh: the sum over `tasks` (T > 0) at `w`, in one pass (the
+    /// heap built in linear time).
+    pub(super) fn reset_at(&mut self, tasks: &[Task], w: Time) {
+        self.w = w;
+        self.sum = 0;
+        self.terms.clear();
+        let mut heap = std::mem::take(&mut self.heap).into_vec();
+        heap.clear();
+        for (i, t) in tasks.iter().enumerate() {
+            let jobs = Self::jobs(w, t.period, t.jitter);
+            self.sum = self.sum.saturating_add(jobs.saturating_mul(t.wcet));
+            self.terms.push((t.period, t.wcet, t.jitter, jobs));
+            heap.push(Reverse((Self::next_step(t.period, t.jitter, jobs), i)));
+        }
+        self.heap = BinaryHeap::from(heap);
+    }
+
     /// I(w) for `w` ≥ the current w, which becomes `w`.
     pub(super) fn at(&mut self, w: Time) -> Time {
         debug_assert!(w >= self.w, "StepSum only moves forward");
