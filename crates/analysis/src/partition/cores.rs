@@ -14,10 +14,10 @@ use super::Piece;
 /// RTA iteration (below, the plain sum is faster).
 const STEP_SUM_PIECES: usize = 64;
 
-/// Plain passes of [`window_from`] below [`STEP_SUM_PIECES`] or more pieces
-/// before it switches to a [`StepSum`] (most fixed points are reached in
-/// two or three; those near U = 1 take tens).
-const PLAIN_PASSES: usize = 3;
+/// The cost of one [`StepSum`] step against one term of a plain RTA pass
+/// ([`window_from`] switches to the StepSum once a pass would cross fewer
+/// steps than n / STEP_COST).
+const STEP_COST: f64 = 16.0;
 
 /// A piece waiting for, or placed on, a core.
 #[derive(Debug, Clone, Copy)]
@@ -55,7 +55,16 @@ impl Item {
 /// `tasks[..top + i]` is everything above it.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Core {
+    /// The pieces in priority order, except the `late` ones
+    /// ([`Core::sort_items`]).
     pub(super) items: Vec<Item>,
+    /// Pieces accepted by [`Core::try_insert_by`] but not yet moved into
+    /// `items` (moving a 72-byte item at every insertion was a third of the
+    /// cost of 10⁵-task sets): each with its insertion number, merged into
+    /// `items` by [`Core::sort_items`] under `key_less`.
+    late: Vec<(u64, Item)>,
+    late_key: Option<fn(&Task, &Task) -> bool>,
+    inserted: u64,
     pub(super) tasks: Vec<Task>,
     pub(super) top: usize,
     /// Response times, exact where `exact` says so and lower bounds
@@ -75,6 +84,9 @@ impl Core {
     pub(super) fn with_capacity(n: usize) -> Core {
         Core {
             items: Vec::with_capacity(n),
+            late: Vec::new(),
+            late_key: None,
+            inserted: 0,
             tasks: Vec::with_capacity(n),
             top: 0,
             resp: Vec::with_capacity(n),
@@ -88,11 +100,12 @@ impl Core {
     /// is known to be schedulable), top down so that each can warm-start
     /// from the one above.
     pub(super) fn make_exact<const S: bool>(&mut self) {
+        self.sort_items();
         let top = self.top::<S>();
-        if self.items.len() >= STEP_SUM_PIECES {
+        if self.resp.len() >= STEP_SUM_PIECES {
             return self.make_exact_stepped(top);
         }
-        for i in 0..self.items.len() {
+        for i in 0..self.resp.len() {
             if self.exact[i] {
                 continue;
             }
@@ -120,7 +133,7 @@ impl Core {
         for t in &self.tasks[..top] {
             steps.add(t);
         }
-        for i in 0..self.items.len() {
+        for i in 0..self.resp.len() {
             let task = self.tasks[top + i];
             if !self.exact[i] {
                 let mut start = self.resp[i].saturating_sub(task.jitter);
@@ -168,6 +181,8 @@ impl Core {
     /// Empty the core and put the servers `top` (as tasks) above it.
     pub(super) fn reset(&mut self, top: &[Task]) {
         self.items.clear();
+        self.late.clear();
+        self.late_key = None;
         self.tasks.clear();
         self.tasks.extend_from_slice(top);
         self.top = top.len();
@@ -182,6 +197,7 @@ impl Core {
     pub(super) fn set_exact<const S: bool>(&mut self) {
         let top = self.top::<S>();
         self.exact.clear();
+        self.sort_items();
         self.exact.resize(self.items.len(), true);
         self.point.clear();
         for i in top..self.tasks.len() {
@@ -191,8 +207,53 @@ impl Core {
         self.util = self.tasks.iter().map(Task::utilization).sum();
     }
 
+    /// Move the pieces accepted since the last call into `items`, at their
+    /// places in priority order: by `key_less`, and among equal keys the
+    /// later insertion first (where `Vec::insert` at the partition point
+    /// would have put it).
+    pub(super) fn sort_items(&mut self) {
+        let Some(key_less) = self.late_key else {
+            return;
+        };
+        if self.late.is_empty() {
+            return;
+        }
+        let before = |a: &(u64, Item), b: &(u64, Item)| {
+            key_less(&a.1.task, &b.1.task) || (!key_less(&b.1.task, &a.1.task) && a.0 > b.0)
+        };
+        self.late.sort_unstable_by(|a, b| {
+            if before(a, b) {
+                std::cmp::Ordering::Less
+            } else if before(b, a) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        });
+        // Merge from the back: every late piece is newer than every piece
+        // of `items`, so it goes before those of equal key.
+        let old = self.items.len();
+        let mut i = old;
+        let mut j = self.late.len();
+        self.items.resize(old + j, self.late[0].1);
+        let mut k = self.items.len();
+        while j > 0 {
+            let late = self.late[j - 1].1;
+            if i > 0 && !key_less(&self.items[i - 1].task, &late.task) {
+                self.items[k - 1] = self.items[i - 1];
+                i -= 1;
+            } else {
+                self.items[k - 1] = late;
+                j -= 1;
+            }
+            k -= 1;
+        }
+        self.late.clear();
+    }
+
     pub(super) fn pieces(&self) -> Vec<Piece> {
         debug_assert!(self.exact.iter().all(|&e| e));
+        debug_assert!(self.late.is_empty());
         self.items
             .iter()
             .zip(&self.resp)
@@ -227,7 +288,7 @@ impl Core {
     pub(super) fn try_insert_by<const S: bool>(
         &mut self,
         item: Item,
-        key_less: impl Fn(&Task, &Task) -> bool,
+        key_less: fn(&Task, &Task) -> bool,
         scratch: &mut Vec<(Time, bool, Time)>,
     ) -> bool {
         #[cfg(any(test, feature = "reference"))]
@@ -297,7 +358,7 @@ impl Core {
         // grow down the core, so ⌈(t + J)/T⌉ is mostly the previous one
         // ([`Jobs`]).
         let mut jobs = Jobs::new(&new);
-        for i in pos..self.items.len() {
+        for i in pos..self.resp.len() {
             let task = &self.tasks[top + i + 1];
             let limit = task.deadline.saturating_sub(task.jitter);
             let mut point = self.point[i].saturating_add(jobs.at(limit));
@@ -337,7 +398,10 @@ impl Core {
             }
         }
         self.util = util;
-        self.items.insert(pos, item);
+        // One order per core between resets (the partitioners use one rule).
+        self.late_key = Some(key_less);
+        self.late.push((self.inserted, item));
+        self.inserted += 1;
         self.resp.insert(pos, first);
         self.exact.insert(pos, first_exact);
         self.point.insert(pos, first_point);
@@ -522,20 +586,16 @@ pub(super) fn chain_start(above: &Task, above_resp: Time, task: &Task) -> Time {
 fn window_from(higher: &[Task], task: &Task, start: Time, limit: Time) -> Option<Time> {
     let base = task.blocking.checked_add(task.wcet)?;
     let mut w = start.max(base);
-    // Below many pieces, after a few plain passes the remaining ones go
-    // through a [`StepSum`] built at the current w (one pass, then only the
-    // terms whose job count grows are updated: near U = 1 the iteration may
-    // take tens of passes). The same iterates, so the same fixed point.
-    let mut passes = if higher.len() >= STEP_SUM_PIECES {
-        PLAIN_PASSES
-    } else {
-        usize::MAX
-    };
+    // Below many pieces, once a pass moves w so little that few job counts
+    // change, the remaining passes go through a [`StepSum`] built at the
+    // current w (one pass, then only the terms whose job count grows are
+    // updated: near U = 1 the iteration may take hundreds of passes, each
+    // crossing a few steps). The same iterates, so the same fixed point.
+    // A pass from w to w' crosses about (w' − w)·Σ 1/T_j steps, each a heap
+    // update of about log n ≈ [`STEP_COST`] plain terms.
+    let stepped = higher.len() >= STEP_SUM_PIECES;
+    let mut rate = 0.0;
     loop {
-        if passes == 0 {
-            return stepped_window(higher, base, w, limit);
-        }
-        passes -= 1;
         let mut next = base;
         for h in higher {
             let jobs = w.checked_add(h.jitter)?.div_ceil(h.period);
@@ -546,6 +606,14 @@ fn window_from(higher: &[Task], task: &Task, start: Time, limit: Time) -> Option
         }
         if next == w {
             return Some(w);
+        }
+        if stepped {
+            if rate == 0.0 {
+                rate = higher.iter().map(|h| 1.0 / h.period as f64).sum();
+            }
+            if (next - w) as f64 * rate * STEP_COST < higher.len() as f64 {
+                return stepped_window(higher, base, next, limit);
+            }
         }
         w = next;
     }
@@ -744,6 +812,38 @@ mod tests {
                     prop_assert_eq!(response_time_from(higher, task, start), exact);
                 }
             }
+        }
+
+        /// [`Core::sort_items`] puts the late pieces where `Vec::insert` at
+        /// the partition point would have (equal keys: the newer first),
+        /// sorted in several rounds.
+        #[test]
+        fn sort_items_matches_insertion(
+            raw in prop::collection::vec((1u64..=3, 1u64..=3, 0usize..=2, 0u8..4), 0..40),
+        ) {
+            let mut expected: Vec<Item> = Vec::new();
+            let mut core = Core::with_capacity(0);
+            core.reset(&[]);
+            for (n, &(d, t, id, round)) in raw.iter().enumerate() {
+                let item = Item {
+                    task: Task::new(id, 1, t.max(d), d),
+                    index: n,
+                    piece: 0,
+                    offset: 0,
+                };
+                let pos = expected.partition_point(|x| super::super::dm_less(&x.task, &item.task));
+                expected.insert(pos, item);
+                core.late_key = Some(super::super::dm_less);
+                core.late.push((core.inserted, item));
+                core.inserted += 1;
+                if round == 0 {
+                    core.sort_items();
+                }
+            }
+            core.sort_items();
+            let got: Vec<usize> = core.items.iter().map(|it| it.index).collect();
+            let want: Vec<usize> = expected.iter().map(|it| it.index).collect();
+            prop_assert_eq!(got, want);
         }
 
         /// [`Core::bound_from_below`] never lies below the exact

@@ -235,6 +235,7 @@ fn hp_task_split<const S: bool>(
 ) {
     // EnqueueHP(Allocated_Queue_j, τ_f) on a copy, so that the restore
     // branch needs no undo.
+    core.sort_items();
     s.items.clear();
     s.items.extend_from_slice(&core.items);
     let pos = s.items.partition_point(|x| dm_less(&x.task, &failed.task));
@@ -480,6 +481,7 @@ fn hp_task_split_reference<const S: bool>(
 ) {
     // EnqueueHP(Allocated_Queue_j, τ_f) on a copy, so that the restore
     // branch needs no undo.
+    core.sort_items();
     s.items.clear();
     s.items.extend_from_slice(&core.items);
     let pos = s.items.partition_point(|x| dm_less(&x.task, &failed.task));
