@@ -74,6 +74,10 @@ pub(super) struct Core {
     /// Per piece, the time demand W(t) at its deadline point t = D − J
     /// ([`point_demand`]), kept up to date on insertion with one division.
     pub(super) point: Vec<Time>,
+    /// Per piece, D − J ([`deadline_point`]), beside `point` for the walk
+    /// of [`Core::try_insert_by`] (rebuilt there when its length differs
+    /// from `point`'s: the other writers of `point` clear it).
+    pub(super) limit: Vec<Time>,
     /// Σ C/T of everything on the core, servers included (f64, for the
     /// O(1) overload pre-check of [`Core::try_insert_by`] only; every
     /// decision near U = 1 is left to the exact RTA).
@@ -92,6 +96,7 @@ impl Core {
             resp: Vec::with_capacity(n),
             exact: Vec::with_capacity(n),
             point: Vec::with_capacity(n),
+            limit: Vec::with_capacity(n),
             util: 0.0,
         }
     }
@@ -189,6 +194,7 @@ impl Core {
         self.resp.clear();
         self.exact.clear();
         self.point.clear();
+        self.limit.clear();
         self.util = top.iter().map(Task::utilization).sum();
     }
 
@@ -200,6 +206,7 @@ impl Core {
         self.sort_items();
         self.exact.resize(self.items.len(), true);
         self.point.clear();
+        self.limit.clear();
         for i in top..self.tasks.len() {
             self.point
                 .push(point_demand(&self.tasks[..i], &self.tasks[i]));
@@ -358,21 +365,48 @@ impl Core {
         // grow down the core, so ⌈(t + J)/T⌉ is mostly the previous one
         // ([`Jobs`]).
         let mut jobs = Jobs::new(&new);
-        for i in pos..self.resp.len() {
+        if self.limit.len() != self.point.len() {
+            self.limit.clear();
+            let pieces = &self.tasks[top..];
+            self.limit.extend(
+                pieces[..pos]
+                    .iter()
+                    .chain(&pieces[pos + 1..])
+                    .map(deadline_point),
+            );
+        }
+        let len = self.resp.len();
+        let mut i = pos;
+        while i < len {
+            // The pieces that pass the point test, in one tight pass over
+            // `limit` and `point` (W(D − J) ≤ D − J: the least fixed point
+            // is at most D − J; the response time becomes a lower bound).
+            let mut passed = 0;
+            for (point, &limit) in self.point[i..len].iter_mut().zip(&self.limit[i..len]) {
+                *point = point.saturating_add(jobs.at(limit));
+                if *point > limit {
+                    break;
+                }
+                passed += 1;
+            }
+            self.exact[i..i + passed].fill(false);
+            i += passed;
+            if i == len {
+                break;
+            }
             let task = &self.tasks[top + i + 1];
-            let limit = task.deadline.saturating_sub(task.jitter);
-            let mut point = self.point[i].saturating_add(jobs.at(limit));
-            if point > limit && point != Time::MAX {
+            let limit = self.limit[i];
+            if self.point[i] != Time::MAX && !self.exact[i] {
                 // `point` may be an upper bound (the new pieces' are taken
                 // from the piece below them, [`Core::bound_from_below`]):
                 // recompute it before running the RTA.
-                point = point.min(point_demand(&self.tasks[..top + i + 1], task));
-            }
-            self.point[i] = point;
-            if point <= limit {
-                // W(D − J) ≤ D − J: the least fixed point is at most D − J.
-                self.exact[i] = false;
-                continue;
+                let exact = point_demand(&self.tasks[..top + i + 1], task);
+                self.point[i] = self.point[i].min(exact);
+                if self.point[i] <= limit {
+                    self.exact[i] = false;
+                    i += 1;
+                    continue;
+                }
             }
             let above = if i == pos { first } else { self.resp[i - 1] };
             let mut own = self.resp[i].saturating_sub(task.jitter);
@@ -396,6 +430,7 @@ impl Core {
                     return false;
                 }
             }
+            i += 1;
         }
         self.util = util;
         // One order per core between resets (the partitioners use one rule).
@@ -405,6 +440,7 @@ impl Core {
         self.resp.insert(pos, first);
         self.exact.insert(pos, first_exact);
         self.point.insert(pos, first_point);
+        self.limit.insert(pos, deadline_point(&new));
         true
     }
 
@@ -528,6 +564,7 @@ impl Core {
         self.resp.truncate(pos);
         self.exact.truncate(pos);
         self.point.truncate(pos);
+        self.limit.clear();
         self.resp.extend(scratch.iter().map(|e| e.0));
         self.exact.extend(scratch.iter().map(|e| e.1));
         self.point.extend(scratch.iter().map(|e| e.2));

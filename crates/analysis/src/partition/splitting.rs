@@ -292,6 +292,7 @@ fn hp_task_split<const S: bool>(
     core.resp.clear();
     core.exact.clear();
     core.point.clear();
+    core.limit.clear();
     let head = if first > 0 {
         let (head, mut tail) = split(&last.task, first);
         // EnqueueHP(Allocated_Queue_j, τ'): τ' keeps τ's (D, T, id), which
