@@ -78,6 +78,8 @@ pub(super) struct Core {
     /// of [`Core::try_insert_by`] (rebuilt there when its length differs
     /// from `point`'s: the other writers of `point` clear it).
     pub(super) limit: Vec<Time>,
+    /// Scratch for the RTAs of [`Core::try_insert_by`].
+    steps: StepSum,
     /// Σ C/T of everything on the core, servers included (f64, for the
     /// O(1) overload pre-check of [`Core::try_insert_by`] only; every
     /// decision near U = 1 is left to the exact RTA).
@@ -97,6 +99,7 @@ impl Core {
             exact: Vec::with_capacity(n),
             point: Vec::with_capacity(n),
             limit: Vec::with_capacity(n),
+            steps: StepSum::default(),
             util: 0.0,
         }
     }
@@ -377,6 +380,9 @@ impl Core {
         }
         let len = self.resp.len();
         let mut i = pos;
+        // How many of `tasks` (a prefix) `self.steps` holds, if it holds the
+        // interference of the last RTA below ([`window_in`]).
+        let mut stepped: Option<usize> = None;
         while i < len {
             // The pieces that pass the point test, in one tight pass over
             // `limit` and `point` (W(D − J) ≤ D − J: the least fixed point
@@ -417,8 +423,31 @@ impl Core {
                 own = own.saturating_add(jobs_at(own, &new));
             }
             let start = chain_start(&self.tasks[top + i], above, task).max(own);
-            let higher = &self.tasks[..top + i + 1];
-            let r = response_time_from(higher, task, start);
+            let end = top + i + 1;
+            let r = match stepped {
+                // The pieces that fail the point test are mostly a few
+                // near the bottom: the StepSum of the last one's RTA is
+                // carried down to this one (the pieces in between added,
+                // each in O(log n)) instead of being rebuilt.
+                Some(n) if (end - n) * STEP_COST as usize <= end && windowed(task) => {
+                    for t in &self.tasks[n..end] {
+                        self.steps.add(t);
+                    }
+                    stepped = Some(end);
+                    let base = task.blocking.saturating_add(task.wcet);
+                    self.steps
+                        .fixed_point(base, start.max(base), deadline_point(task))
+                        .map(|w| w + task.jitter)
+                }
+                _ if windowed(task) => {
+                    let limit = deadline_point(task);
+                    let (r, in_steps) =
+                        window_in(&self.tasks[..end], task, start, limit, &mut self.steps);
+                    stepped = in_steps.then_some(end);
+                    r.map(|w| w + task.jitter)
+                }
+                _ => fp::response_time_from(&self.tasks[..end], task, start),
+            };
             match r {
                 Some(r) => {
                     scratch.push((i as Time, self.exact[i], self.resp[i]));
@@ -621,7 +650,32 @@ pub(super) fn chain_start(above: &Task, above_resp: Time, task: &Task) -> Time {
 /// any `start` up to the least fixed point reaches it. The response time
 /// is w + J. Requires B + C > 0 (fp starts above the fixed point 0).
 fn window_from(higher: &[Task], task: &Task, start: Time, limit: Time) -> Option<Time> {
-    let base = task.blocking.checked_add(task.wcet)?;
+    thread_local! {
+        static STEPS: std::cell::RefCell<StepSum> = Default::default();
+    }
+    STEPS.with(|s| match s.try_borrow_mut() {
+        Ok(mut steps) => window_in(higher, task, start, limit, &mut steps).0,
+        Err(_) => window_in(higher, task, start, limit, &mut StepSum::default()).0,
+    })
+}
+
+/// Whether [`window_from`] applies to `task` (D ≤ T, B + C > 0).
+fn windowed(task: &Task) -> bool {
+    task.deadline <= task.period && task.blocking.saturating_add(task.wcet) > 0
+}
+
+/// [`window_from`] with `steps` as the [`StepSum`], and whether the answer
+/// came from it (then `steps` holds `higher` at the last w).
+fn window_in(
+    higher: &[Task],
+    task: &Task,
+    start: Time,
+    limit: Time,
+    steps: &mut StepSum,
+) -> (Option<Time>, bool) {
+    let Some(base) = task.blocking.checked_add(task.wcet) else {
+        return (None, false);
+    };
     let mut w = start.max(base);
     // Below many pieces, once a pass moves w so little that few job counts
     // change, the remaining passes go through a [`StepSum`] built at the
@@ -633,44 +687,36 @@ fn window_from(higher: &[Task], task: &Task, start: Time, limit: Time) -> Option
     let stepped = higher.len() >= STEP_SUM_PIECES;
     let mut rate = 0.0;
     loop {
-        let mut next = base;
-        for h in higher {
-            let jobs = w.checked_add(h.jitter)?.div_ceil(h.period);
-            next = next.checked_add(jobs.checked_mul(h.wcet)?)?;
-        }
+        let Some(next) = demand_at(higher, base, w) else {
+            return (None, false);
+        };
         if next > limit {
-            return None;
+            return (None, false);
         }
         if next == w {
-            return Some(w);
+            return (Some(w), false);
         }
         if stepped {
             if rate == 0.0 {
                 rate = higher.iter().map(|h| 1.0 / h.period as f64).sum();
             }
             if (next - w) as f64 * rate * STEP_COST < higher.len() as f64 {
-                return stepped_window(higher, base, next, limit);
+                steps.reset_at(higher, next);
+                return (steps.fixed_point(base, next, limit), true);
             }
         }
         w = next;
     }
 }
 
-/// [`window_from`]'s iteration from `w` (at most its least fixed point) on,
-/// through a [`StepSum`] over `higher` (kept per thread).
-#[cold]
-fn stepped_window(higher: &[Task], base: Time, w: Time, limit: Time) -> Option<Time> {
-    thread_local! {
-        static STEPS: std::cell::RefCell<StepSum> = Default::default();
+/// base + Σ_hp ⌈(w + J)/T⌉·C, or `None` on overflow.
+fn demand_at(higher: &[Task], base: Time, w: Time) -> Option<Time> {
+    let mut next = base;
+    for h in higher {
+        let jobs = w.checked_add(h.jitter)?.div_ceil(h.period);
+        next = next.checked_add(jobs.checked_mul(h.wcet)?)?;
     }
-    let run = |steps: &mut StepSum| {
-        steps.reset_at(higher, w);
-        steps.fixed_point(base, w, limit)
-    };
-    STEPS.with(|s| match s.try_borrow_mut() {
-        Ok(mut steps) => run(&mut steps),
-        Err(_) => run(&mut StepSum::default()),
-    })
+    Some(next)
 }
 
 /// [`fp::response_time_from`], by [`window_from`] where it applies (D ≤ T,

@@ -21,7 +21,7 @@ use std::collections::BinaryHeap;
 use crate::task::{Task, Time};
 
 /// Σ_j ⌈(w + J_j)/T_j⌉·C_j over the tasks added so far, at the current w.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct StepSum {
     w: Time,
     /// The interference at `w`, saturating.
