@@ -428,8 +428,16 @@ impl Core {
                 // The pieces that fail the point test are mostly a few
                 // near the bottom: the StepSum of the last one's RTA is
                 // carried down to this one (the pieces in between added,
-                // each in O(log n)) instead of being rebuilt.
-                Some(n) if (end - n) * STEP_COST as usize <= end && windowed(task) => {
+                // each in O(log n)) instead of being rebuilt; only from a
+                // warm start (this piece's own fixed point, or the one of
+                // the piece right above it): a stale lower bound can lie
+                // far below the fixed point, and the plain passes of
+                // [`window_in`] climb there faster than single steps.
+                Some(n)
+                    if (end - n) * STEP_COST as usize <= end
+                        && (self.exact[i] || n + 1 == end)
+                        && windowed(task) =>
+                {
                     for t in &self.tasks[n..end] {
                         self.steps.add(t);
                     }
