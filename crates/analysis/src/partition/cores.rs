@@ -470,10 +470,16 @@ impl Core {
             i += 1;
         }
         self.util = util;
-        // One order per core between resets (the partitioners use one rule).
-        self.late_key = Some(key_less);
-        self.late.push((self.inserted, item));
-        self.inserted += 1;
+        if self.late.is_empty() && self.resp.len() < STEP_SUM_PIECES {
+            // A short core: `items` is every piece, in order; insert in place.
+            self.items.insert(pos, item);
+        } else {
+            // One order per core between resets (the partitioners use one
+            // rule).
+            self.late_key = Some(key_less);
+            self.late.push((self.inserted, item));
+            self.inserted += 1;
+        }
         self.resp.insert(pos, first);
         self.exact.insert(pos, first_exact);
         self.point.insert(pos, first_point);
@@ -660,6 +666,10 @@ pub(super) fn chain_start(above: &Task, above_resp: Time, task: &Task) -> Time {
 fn window_from(higher: &[Task], task: &Task, start: Time, limit: Time) -> Option<Time> {
     thread_local! {
         static STEPS: std::cell::RefCell<StepSum> = Default::default();
+    }
+    if higher.len() < STEP_SUM_PIECES {
+        // No StepSum below few pieces (an empty one allocates nothing).
+        return window_in(higher, task, start, limit, &mut StepSum::default()).0;
     }
     STEPS.with(|s| match s.try_borrow_mut() {
         Ok(mut steps) => window_in(higher, task, start, limit, &mut steps).0,
