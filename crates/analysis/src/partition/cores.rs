@@ -282,14 +282,21 @@ impl Core {
     ///   reject it too (Liu & Layland 1973's necessary condition U ≤ 1).
     /// - Only the new piece and those below it are re-analysed (the
     ///   response times of higher-priority pieces do not change). The new
-    ///   piece is tried at its deadline point ([`point_demand`]); each piece
-    ///   below it updates its deadline-point demand with one division (the
-    ///   new piece's jobs, [`point_jobs`]). A piece that passes keeps its
+    ///   piece is tried at its deadline point, first against the O(1) upper
+    ///   bound of [`Core::bound_from_below`] and only where that fails
+    ///   against its exact demand ([`point_demand`], O(n)); each piece
+    ///   below it adds the new piece's jobs to its deadline-point demand
+    ///   ([`Jobs`]: a division only where the job count changes), in one
+    ///   pass over `point` and `limit`. `point` may hold upper bounds; one
+    ///   that fails is recomputed exactly before any RTA. A piece that passes keeps its
     ///   previous response time as a lower bound (adding interference only
     ///   raises the least fixed point, Tindell et al. 1994, Eq. 4), raised
     ///   by [`chain_start`] from the piece above: O(1), no sum over the
     ///   pieces above. Only a piece that fails the point test runs the exact
-    ///   RTA, warm-started from that lower bound.
+    ///   RTA, warm-started from that lower bound ([`window_in`]; the RTAs of
+    ///   one walk share a [`StepSum`] from warm starts).
+    /// - The item waits in `late` and joins `items` when read
+    ///   ([`Core::sort_items`]), except on short cores.
     /// - Exact response times of the pieces that passed the point test are
     ///   computed once, at the end ([`Core::make_exact`]).
     ///
