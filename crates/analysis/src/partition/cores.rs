@@ -14,6 +14,11 @@ use super::Piece;
 /// RTA iteration (below, the plain sum is faster).
 const STEP_SUM_PIECES: usize = 64;
 
+/// The cost of one [`StepSum`] step against one term of a plain RTA pass
+/// ([`window_from`] switches to the StepSum once a pass would cross fewer
+/// steps than n / STEP_COST).
+const STEP_COST: f64 = 16.0;
+
 /// A piece waiting for, or placed on, a core.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Item {
@@ -50,7 +55,16 @@ impl Item {
 /// `tasks[..top + i]` is everything above it.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Core {
+    /// The pieces in priority order, except the `late` ones
+    /// ([`Core::sort_items`]).
     pub(super) items: Vec<Item>,
+    /// Pieces accepted by [`Core::try_insert_by`] but not yet moved into
+    /// `items` (moving a 72-byte item at every insertion was a third of the
+    /// cost of 10⁵-task sets): each with its insertion number, merged into
+    /// `items` by [`Core::sort_items`] under `key_less`.
+    late: Vec<(u64, Item)>,
+    late_key: Option<fn(&Task, &Task) -> bool>,
+    inserted: u64,
     pub(super) tasks: Vec<Task>,
     pub(super) top: usize,
     /// Response times, exact where `exact` says so and lower bounds
@@ -60,6 +74,12 @@ pub(super) struct Core {
     /// Per piece, the time demand W(t) at its deadline point t = D − J
     /// ([`point_demand`]), kept up to date on insertion with one division.
     pub(super) point: Vec<Time>,
+    /// Per piece, D − J ([`deadline_point`]), beside `point` for the walk
+    /// of [`Core::try_insert_by`] (rebuilt there when its length differs
+    /// from `point`'s: the other writers of `point` clear it).
+    pub(super) limit: Vec<Time>,
+    /// Scratch for the RTAs of [`Core::try_insert_by`].
+    steps: StepSum,
     /// Σ C/T of everything on the core, servers included (f64, for the
     /// O(1) overload pre-check of [`Core::try_insert_by`] only; every
     /// decision near U = 1 is left to the exact RTA).
@@ -70,11 +90,16 @@ impl Core {
     pub(super) fn with_capacity(n: usize) -> Core {
         Core {
             items: Vec::with_capacity(n),
+            late: Vec::new(),
+            late_key: None,
+            inserted: 0,
             tasks: Vec::with_capacity(n),
             top: 0,
             resp: Vec::with_capacity(n),
             exact: Vec::with_capacity(n),
             point: Vec::with_capacity(n),
+            limit: Vec::with_capacity(n),
+            steps: StepSum::default(),
             util: 0.0,
         }
     }
@@ -83,11 +108,12 @@ impl Core {
     /// is known to be schedulable), top down so that each can warm-start
     /// from the one above.
     pub(super) fn make_exact<const S: bool>(&mut self) {
+        self.sort_items();
         let top = self.top::<S>();
-        if self.items.len() >= STEP_SUM_PIECES {
+        if self.resp.len() >= STEP_SUM_PIECES {
             return self.make_exact_stepped(top);
         }
-        for i in 0..self.items.len() {
+        for i in 0..self.resp.len() {
             if self.exact[i] {
                 continue;
             }
@@ -115,7 +141,7 @@ impl Core {
         for t in &self.tasks[..top] {
             steps.add(t);
         }
-        for i in 0..self.items.len() {
+        for i in 0..self.resp.len() {
             let task = self.tasks[top + i];
             if !self.exact[i] {
                 let mut start = self.resp[i].saturating_sub(task.jitter);
@@ -163,12 +189,15 @@ impl Core {
     /// Empty the core and put the servers `top` (as tasks) above it.
     pub(super) fn reset(&mut self, top: &[Task]) {
         self.items.clear();
+        self.late.clear();
+        self.late_key = None;
         self.tasks.clear();
         self.tasks.extend_from_slice(top);
         self.top = top.len();
         self.resp.clear();
         self.exact.clear();
         self.point.clear();
+        self.limit.clear();
         self.util = top.iter().map(Task::utilization).sum();
     }
 
@@ -177,8 +206,10 @@ impl Core {
     pub(super) fn set_exact<const S: bool>(&mut self) {
         let top = self.top::<S>();
         self.exact.clear();
+        self.sort_items();
         self.exact.resize(self.items.len(), true);
         self.point.clear();
+        self.limit.clear();
         for i in top..self.tasks.len() {
             self.point
                 .push(point_demand(&self.tasks[..i], &self.tasks[i]));
@@ -186,8 +217,53 @@ impl Core {
         self.util = self.tasks.iter().map(Task::utilization).sum();
     }
 
+    /// Move the pieces accepted since the last call into `items`, at their
+    /// places in priority order: by `key_less`, and among equal keys the
+    /// later insertion first (where `Vec::insert` at the partition point
+    /// would have put it).
+    pub(super) fn sort_items(&mut self) {
+        let Some(key_less) = self.late_key else {
+            return;
+        };
+        if self.late.is_empty() {
+            return;
+        }
+        let before = |a: &(u64, Item), b: &(u64, Item)| {
+            key_less(&a.1.task, &b.1.task) || (!key_less(&b.1.task, &a.1.task) && a.0 > b.0)
+        };
+        self.late.sort_unstable_by(|a, b| {
+            if before(a, b) {
+                std::cmp::Ordering::Less
+            } else if before(b, a) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        });
+        // Merge from the back: every late piece is newer than every piece
+        // of `items`, so it goes before those of equal key.
+        let old = self.items.len();
+        let mut i = old;
+        let mut j = self.late.len();
+        self.items.resize(old + j, self.late[0].1);
+        let mut k = self.items.len();
+        while j > 0 {
+            let late = self.late[j - 1].1;
+            if i > 0 && !key_less(&self.items[i - 1].task, &late.task) {
+                self.items[k - 1] = self.items[i - 1];
+                i -= 1;
+            } else {
+                self.items[k - 1] = late;
+                j -= 1;
+            }
+            k -= 1;
+        }
+        self.late.clear();
+    }
+
     pub(super) fn pieces(&self) -> Vec<Piece> {
         debug_assert!(self.exact.iter().all(|&e| e));
+        debug_assert!(self.late.is_empty());
         self.items
             .iter()
             .zip(&self.resp)
@@ -206,14 +282,21 @@ impl Core {
     ///   reject it too (Liu & Layland 1973's necessary condition U ≤ 1).
     /// - Only the new piece and those below it are re-analysed (the
     ///   response times of higher-priority pieces do not change). The new
-    ///   piece is tried at its deadline point ([`point_demand`]); each piece
-    ///   below it updates its deadline-point demand with one division (the
-    ///   new piece's jobs, [`point_jobs`]). A piece that passes keeps its
+    ///   piece is tried at its deadline point, first against the O(1) upper
+    ///   bound of [`Core::bound_from_below`] and only where that fails
+    ///   against its exact demand ([`point_demand`], O(n)); each piece
+    ///   below it adds the new piece's jobs to its deadline-point demand
+    ///   ([`Jobs`]: a division only where the job count changes), in one
+    ///   pass over `point` and `limit`. `point` may hold upper bounds; one
+    ///   that fails is recomputed exactly before any RTA. A piece that passes keeps its
     ///   previous response time as a lower bound (adding interference only
     ///   raises the least fixed point, Tindell et al. 1994, Eq. 4), raised
     ///   by [`chain_start`] from the piece above: O(1), no sum over the
     ///   pieces above. Only a piece that fails the point test runs the exact
-    ///   RTA, warm-started from that lower bound.
+    ///   RTA, warm-started from that lower bound ([`window_in`]; the RTAs of
+    ///   one walk share a [`StepSum`] from warm starts).
+    /// - The item waits in `late` and joins `items` when read
+    ///   ([`Core::sort_items`]), except on short cores.
     /// - Exact response times of the pieces that passed the point test are
     ///   computed once, at the end ([`Core::make_exact`]).
     ///
@@ -222,7 +305,7 @@ impl Core {
     pub(super) fn try_insert_by<const S: bool>(
         &mut self,
         item: Item,
-        key_less: impl Fn(&Task, &Task) -> bool,
+        key_less: fn(&Task, &Task) -> bool,
         scratch: &mut Vec<(Time, bool, Time)>,
     ) -> bool {
         #[cfg(any(test, feature = "reference"))]
@@ -249,11 +332,17 @@ impl Core {
                 Some(a) => chain_start(&self.tasks[top + a], self.resp[a], &new),
             };
             // W(D − J) ([`point_demand`]) and the RTA's cold start
-            // B + C + Σ_hp C in one pass.
+            // B + C + Σ_hp C in one pass, unless the piece below bounds
+            // W(D − J) in O(1) ([`Core::bound_from_below`]).
+            let own = new.blocking.saturating_add(new.wcet);
+            let bound = self.bound_from_below::<S>(pos, &new);
             let (point, cold) = if new.deadline > new.period || new.jitter > new.deadline {
                 (Time::MAX, 0)
+            } else if let Some(bound) = bound.filter(|&b| b <= deadline_point(&new)) {
+                // A lower bound on the start only (B + C; the piece above
+                // gives a better one through `above`).
+                (bound, own)
             } else {
-                let own = new.blocking.saturating_add(new.wcet);
                 higher.iter().fold((own, own), |(p, c), h| {
                     (
                         p.saturating_add(point_jobs(&new, h)),
@@ -282,15 +371,55 @@ impl Core {
         // (resp, exact) so that a rejection can restore the core.
         self.tasks.insert(top + pos, new);
         scratch.clear();
-        for i in pos..self.items.len() {
+        // The new piece's jobs in each window below it: the windows mostly
+        // grow down the core, so ⌈(t + J)/T⌉ is mostly the previous one
+        // ([`Jobs`]).
+        let mut jobs = Jobs::new(&new);
+        if self.limit.len() != self.point.len() {
+            self.limit.clear();
+            let pieces = &self.tasks[top..];
+            self.limit.extend(
+                pieces[..pos]
+                    .iter()
+                    .chain(&pieces[pos + 1..])
+                    .map(deadline_point),
+            );
+        }
+        let len = self.resp.len();
+        let mut i = pos;
+        // How many of `tasks` (a prefix) `self.steps` holds, if it holds the
+        // interference of the last RTA below ([`window_in`]).
+        let mut stepped: Option<usize> = None;
+        while i < len {
+            // The pieces that pass the point test, in one tight pass over
+            // `limit` and `point` (W(D − J) ≤ D − J: the least fixed point
+            // is at most D − J; the response time becomes a lower bound).
+            let mut passed = 0;
+            for (point, &limit) in self.point[i..len].iter_mut().zip(&self.limit[i..len]) {
+                *point = point.saturating_add(jobs.at(limit));
+                if *point > limit {
+                    break;
+                }
+                passed += 1;
+            }
+            self.exact[i..i + passed].fill(false);
+            i += passed;
+            if i == len {
+                break;
+            }
             let task = &self.tasks[top + i + 1];
-            let point = self.point[i].saturating_add(point_jobs(task, &new));
-            self.point[i] = point;
-            let limit = task.deadline.saturating_sub(task.jitter);
-            if point <= limit {
-                // W(D − J) ≤ D − J: the least fixed point is at most D − J.
-                self.exact[i] = false;
-                continue;
+            let limit = self.limit[i];
+            if self.point[i] != Time::MAX && !self.exact[i] {
+                // `point` may be an upper bound (the new pieces' are taken
+                // from the piece below them, [`Core::bound_from_below`]):
+                // recompute it before running the RTA.
+                let exact = point_demand(&self.tasks[..top + i + 1], task);
+                self.point[i] = self.point[i].min(exact);
+                if self.point[i] <= limit {
+                    self.exact[i] = false;
+                    i += 1;
+                    continue;
+                }
             }
             let above = if i == pos { first } else { self.resp[i - 1] };
             let mut own = self.resp[i].saturating_sub(task.jitter);
@@ -301,8 +430,39 @@ impl Core {
                 own = own.saturating_add(jobs_at(own, &new));
             }
             let start = chain_start(&self.tasks[top + i], above, task).max(own);
-            let higher = &self.tasks[..top + i + 1];
-            let r = response_time_from(higher, task, start);
+            let end = top + i + 1;
+            let r = match stepped {
+                // The pieces that fail the point test are mostly a few
+                // near the bottom: the StepSum of the last one's RTA is
+                // carried down to this one (the pieces in between added,
+                // each in O(log n)) instead of being rebuilt; only from a
+                // warm start (this piece's own fixed point, or the one of
+                // the piece right above it): a stale lower bound can lie
+                // far below the fixed point, and the plain passes of
+                // [`window_in`] climb there faster than single steps.
+                Some(n)
+                    if (end - n) * STEP_COST as usize <= end
+                        && (self.exact[i] || n + 1 == end)
+                        && windowed(task) =>
+                {
+                    for t in &self.tasks[n..end] {
+                        self.steps.add(t);
+                    }
+                    stepped = Some(end);
+                    let base = task.blocking.saturating_add(task.wcet);
+                    self.steps
+                        .fixed_point(base, start.max(base), deadline_point(task))
+                        .map(|w| w + task.jitter)
+                }
+                _ if windowed(task) => {
+                    let limit = deadline_point(task);
+                    let (r, in_steps) =
+                        window_in(&self.tasks[..end], task, start, limit, &mut self.steps);
+                    stepped = in_steps.then_some(end);
+                    r.map(|w| w + task.jitter)
+                }
+                _ => fp::response_time_from(&self.tasks[..end], task, start),
+            };
             match r {
                 Some(r) => {
                     scratch.push((i as Time, self.exact[i], self.resp[i]));
@@ -314,13 +474,42 @@ impl Core {
                     return false;
                 }
             }
+            i += 1;
         }
         self.util = util;
-        self.items.insert(pos, item);
+        if self.late.is_empty() && self.resp.len() < STEP_SUM_PIECES {
+            // A short core: `items` is every piece, in order; insert in place.
+            self.items.insert(pos, item);
+        } else {
+            // One order per core between resets (the partitioners use one
+            // rule).
+            self.late_key = Some(key_less);
+            self.late.push((self.inserted, item));
+            self.inserted += 1;
+        }
         self.resp.insert(pos, first);
         self.exact.insert(pos, first_exact);
         self.point.insert(pos, first_point);
+        self.limit.insert(pos, deadline_point(&new));
         true
+    }
+
+    /// An upper bound on the deadline-point demand W(D − J) of `new` placed
+    /// at `pos` (above the piece now at `pos`, q), in O(1): both have the
+    /// same higher-priority pieces, so with I(t) their interference,
+    /// W_new(t_new) = B + C + I(t_new) ≤ B + C + I(t_q) ≤ B + C + point_q −
+    /// B_q − C_q when t_new ≤ t_q (I is non-decreasing; `point_q` is W_q(t_q)
+    /// or an upper bound on it, never saturated). `None` where q is missing
+    /// or has no point demand (Time::MAX), or t_q < t_new.
+    fn bound_from_below<const S: bool>(&self, pos: usize, new: &Task) -> Option<Time> {
+        let top = self.top::<S>();
+        let point = *self.point.get(pos)?;
+        let below = self.tasks.get(top + pos)?;
+        if point == Time::MAX || deadline_point(below) < deadline_point(new) {
+            return None;
+        }
+        let interference = point.checked_sub(below.blocking.saturating_add(below.wcet))?;
+        interference.checked_add(new.blocking.saturating_add(new.wcet))
     }
 
     /// Undo what [`Core::try_insert_by`] changed before piece `failed`
@@ -425,6 +614,7 @@ impl Core {
         self.resp.truncate(pos);
         self.exact.truncate(pos);
         self.point.truncate(pos);
+        self.limit.clear();
         self.resp.extend(scratch.iter().map(|e| e.0));
         self.exact.extend(scratch.iter().map(|e| e.1));
         self.point.extend(scratch.iter().map(|e| e.2));
@@ -481,22 +671,77 @@ pub(super) fn chain_start(above: &Task, above_resp: Time, task: &Task) -> Time {
 /// any `start` up to the least fixed point reaches it. The response time
 /// is w + J. Requires B + C > 0 (fp starts above the fixed point 0).
 fn window_from(higher: &[Task], task: &Task, start: Time, limit: Time) -> Option<Time> {
-    let base = task.blocking.checked_add(task.wcet)?;
+    thread_local! {
+        static STEPS: std::cell::RefCell<StepSum> = Default::default();
+    }
+    if higher.len() < STEP_SUM_PIECES {
+        // No StepSum below few pieces (an empty one allocates nothing).
+        return window_in(higher, task, start, limit, &mut StepSum::default()).0;
+    }
+    STEPS.with(|s| match s.try_borrow_mut() {
+        Ok(mut steps) => window_in(higher, task, start, limit, &mut steps).0,
+        Err(_) => window_in(higher, task, start, limit, &mut StepSum::default()).0,
+    })
+}
+
+/// Whether [`window_from`] applies to `task` (D ≤ T, B + C > 0).
+fn windowed(task: &Task) -> bool {
+    task.deadline <= task.period && task.blocking.saturating_add(task.wcet) > 0
+}
+
+/// [`window_from`] with `steps` as the [`StepSum`], and whether the answer
+/// came from it (then `steps` holds `higher` at the last w).
+fn window_in(
+    higher: &[Task],
+    task: &Task,
+    start: Time,
+    limit: Time,
+    steps: &mut StepSum,
+) -> (Option<Time>, bool) {
+    let Some(base) = task.blocking.checked_add(task.wcet) else {
+        return (None, false);
+    };
     let mut w = start.max(base);
+    // Below many pieces, once a pass moves w so little that few job counts
+    // change, the remaining passes go through a [`StepSum`] built at the
+    // current w (one pass, then only the terms whose job count grows are
+    // updated: near U = 1 the iteration may take hundreds of passes, each
+    // crossing a few steps). The same iterates, so the same fixed point.
+    // A pass from w to w' crosses about (w' − w)·Σ 1/T_j steps, each a heap
+    // update of about log n ≈ [`STEP_COST`] plain terms.
+    let stepped = higher.len() >= STEP_SUM_PIECES;
+    let mut rate = 0.0;
     loop {
-        let mut next = base;
-        for h in higher {
-            let jobs = w.checked_add(h.jitter)?.div_ceil(h.period);
-            next = next.checked_add(jobs.checked_mul(h.wcet)?)?;
-        }
+        let Some(next) = demand_at(higher, base, w) else {
+            return (None, false);
+        };
         if next > limit {
-            return None;
+            return (None, false);
         }
         if next == w {
-            return Some(w);
+            return (Some(w), false);
+        }
+        if stepped {
+            if rate == 0.0 {
+                rate = higher.iter().map(|h| 1.0 / h.period as f64).sum();
+            }
+            if (next - w) as f64 * rate * STEP_COST < higher.len() as f64 {
+                steps.reset_at(higher, next);
+                return (steps.fixed_point(base, next, limit), true);
+            }
         }
         w = next;
     }
+}
+
+/// base + Σ_hp ⌈(w + J)/T⌉·C, or `None` on overflow.
+fn demand_at(higher: &[Task], base: Time, w: Time) -> Option<Time> {
+    let mut next = base;
+    for h in higher {
+        let jobs = w.checked_add(h.jitter)?.div_ceil(h.period);
+        next = next.checked_add(jobs.checked_mul(h.wcet)?)?;
+    }
+    Some(next)
 }
 
 /// [`fp::response_time_from`], by [`window_from`] where it applies (D ≤ T,
@@ -507,6 +752,56 @@ pub(super) fn response_time_from(higher: &[Task], task: &Task, start: Time) -> O
         window_from(higher, task, start, deadline_point(task)).map(|w| w + task.jitter)
     } else {
         fp::response_time_from(higher, task, start)
+    }
+}
+
+/// ⌈(t + J)/T⌉·C of one task (`h`) for a run of windows t: the last job
+/// count k is kept with the range (k − 1)·T < t + J ≤ k·T where it holds,
+/// so windows that mostly grow cost one comparison each and a division
+/// only when t + J leaves the range (the same values as [`point_jobs`]).
+struct Jobs {
+    period: Time,
+    jitter: Time,
+    wcet: Time,
+    /// (k − 1)·T and k·T (exclusive and inclusive ends), or (0, 0) before
+    /// the first division or where k·T overflows.
+    low: Time,
+    high: Time,
+    value: Time,
+}
+
+impl Jobs {
+    fn new(h: &Task) -> Jobs {
+        Jobs {
+            period: h.period,
+            jitter: h.jitter,
+            wcet: h.wcet,
+            low: 0,
+            high: 0,
+            value: 0,
+        }
+    }
+
+    /// ⌈(t + J)/T⌉·C, saturating.
+    #[inline(always)]
+    fn at(&mut self, t: Time) -> Time {
+        let x = t.saturating_add(self.jitter);
+        if self.low < x && x <= self.high {
+            return self.value;
+        }
+        let k = x.div_ceil(self.period);
+        self.value = k.saturating_mul(self.wcet);
+        match k.checked_mul(self.period) {
+            Some(high) if k > 0 => {
+                self.high = high;
+                self.low = high - self.period;
+            }
+            _ => {
+                self.high = 0;
+                self.low = 0;
+            }
+        }
+        self.value
     }
 }
 
@@ -567,5 +862,119 @@ pub(crate) mod reference {
         }
         let _reset = Reset(ENABLED.with(|e| e.replace(true)));
         f()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn tasks_from(raw: &[(u64, u64, u64, u8)]) -> Vec<Task> {
+        let mut tasks: Vec<Task> = raw
+            .iter()
+            .enumerate()
+            .map(|(id, &(t, c, j, b))| Task {
+                jitter: if b == 0 { j.min(t) } else { 0 },
+                blocking: if b == 1 { c } else { 0 },
+                ..Task::implicit(id, c.min(t), t)
+            })
+            .collect();
+        crate::fp::dm_order(&mut tasks);
+        tasks
+    }
+
+    proptest! {
+        /// [`Jobs`] gives [`point_jobs`]' values over any run of windows.
+        #[test]
+        fn jobs_match_point_jobs(
+            h in (1u64..=5000, 0u64..=100, 0u64..=3000),
+            windows in prop::collection::vec(0u64..=20_000, 1..60),
+        ) {
+            let h = Task { jitter: h.2, ..Task::implicit(0, h.1, h.0) };
+            let mut jobs = Jobs::new(&h);
+            for t in windows {
+                let task = Task::implicit(1, 0, t.max(1));
+                let expected = point_jobs(&Task { deadline: t, ..task }, &h);
+                prop_assert_eq!(jobs.at(t), expected);
+            }
+        }
+
+        /// [`window_from`] (plain passes, then the [`StepSum`] beyond
+        /// [`STEP_SUM_PIECES`] interferers) finds fp's response times, from
+        /// cold and warm starts.
+        #[test]
+        fn window_from_matches_fp(
+            raw in prop::collection::vec((100u64..=5000, 1u64..=12, 0u64..=40, 0u8..6), 60..140),
+            extra in 0u64..=200,
+        ) {
+            let tasks = tasks_from(&raw);
+            for i in [tasks.len() / 2, tasks.len() - 1] {
+                let (higher, task) = (&tasks[..i], &tasks[i]);
+                let exact = fp::response_time(higher, task);
+                prop_assert_eq!(response_time_from(higher, task, 0), exact);
+                if let Some(r) = exact {
+                    // Any start up to the least fixed point w = R − J.
+                    let w = r - task.jitter;
+                    let start = w.saturating_sub(extra);
+                    prop_assert_eq!(response_time_from(higher, task, start), exact);
+                }
+            }
+        }
+
+        /// [`Core::sort_items`] puts the late pieces where `Vec::insert` at
+        /// the partition point would have (equal keys: the newer first),
+        /// sorted in several rounds.
+        #[test]
+        fn sort_items_matches_insertion(
+            raw in prop::collection::vec((1u64..=3, 1u64..=3, 0usize..=2, 0u8..4), 0..40),
+        ) {
+            let mut expected: Vec<Item> = Vec::new();
+            let mut core = Core::with_capacity(0);
+            core.reset(&[]);
+            for (n, &(d, t, id, round)) in raw.iter().enumerate() {
+                let item = Item {
+                    task: Task::new(id, 1, t.max(d), d),
+                    index: n,
+                    piece: 0,
+                    offset: 0,
+                };
+                let pos = expected.partition_point(|x| super::super::dm_less(&x.task, &item.task));
+                expected.insert(pos, item);
+                core.late_key = Some(super::super::dm_less);
+                core.late.push((core.inserted, item));
+                core.inserted += 1;
+                if round == 0 {
+                    core.sort_items();
+                }
+            }
+            core.sort_items();
+            let got: Vec<usize> = core.items.iter().map(|it| it.index).collect();
+            let want: Vec<usize> = expected.iter().map(|it| it.index).collect();
+            prop_assert_eq!(got, want);
+        }
+
+        /// [`Core::bound_from_below`] never lies below the exact
+        /// deadline-point demand of the new piece.
+        #[test]
+        fn bound_from_below_is_an_upper_bound(
+            raw in prop::collection::vec((100u64..=5000, 1u64..=40, 0u64..=40, 0u8..6), 2..60),
+            at in 0usize..60,
+        ) {
+            let tasks = tasks_from(&raw);
+            let new_at = at % tasks.len();
+            let new = tasks[new_at];
+            let rest: Vec<Task> = tasks.iter().copied().enumerate()
+                .filter(|&(i, _)| i != new_at).map(|(_, t)| t).collect();
+            let mut core = Core::with_capacity(rest.len());
+            core.reset(&[]);
+            core.tasks.extend_from_slice(&rest);
+            core.resp.resize(rest.len(), 0);
+            core.set_exact::<false>();
+            if let Some(bound) = core.bound_from_below::<false>(new_at, &new) {
+                let exact = point_demand(&rest[..new_at], &new);
+                prop_assert!(exact <= bound, "{} > {}", exact, bound);
+            }
+        }
     }
 }

@@ -94,6 +94,7 @@ fn accept(
         }
         PriorityRule::RateMonotonic => core.try_insert_by::<false>(item, rm_less, scratch),
         PriorityRule::Audsley => {
+            core.sort_items();
             let top = core.top;
             let mut candidate = core.tasks[top..].to_vec();
             candidate.push(item.task);

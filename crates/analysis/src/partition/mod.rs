@@ -73,9 +73,13 @@
 //! Scratch space is kept per thread.
 //!
 //! Scale (issue 24: sets of 10^4-10^5 tasks): an insertion rejects an
-//! overloaded core in O(1), updates the deadline-point demands of the
-//! pieces below the new one in place and runs the RTA only for those that
-//! fail it (restarted from their previous fixed point); HPTaskSplit tests
+//! overloaded core in O(1), bounds the new piece's deadline-point demand
+//! in O(1) from the piece below it, updates the demands of the pieces
+//! below the new one in place (one tight pass, a division only where the
+//! new piece's job count changes) and runs the RTA only for those that
+//! fail it (restarted from their previous fixed point, the long ones
+//! through a step-indexed sum shared down the core); accepted items are
+//! merged into priority order only when read; HPTaskSplit tests
 //! its removals from those demands; MaximalSplit searches only the pieces
 //! that lose room; the exact response times of long cores go through a
 //! step-indexed interference sum (`step_sum`). The pre-issue-24 insertion,

@@ -220,3 +220,22 @@ fn large_sets_same_as_reference() {
         }
     }
 }
+
+/// Single long cores filled close to U = 1 (the walk below each new piece
+/// meets runs of pieces that fail the point test, whose RTAs share one
+/// StepSum, and first failures far from their fixed points): the same as
+/// the reference, response times exact.
+#[test]
+fn long_cores_near_full_same_as_reference() {
+    let mut rng = Rng::new(2024);
+    for (n, m, load) in [
+        (700, 1, 0.999),
+        (800, 1, 0.99),
+        (900, 2, 0.995),
+        (600, 1, 1.02),
+    ] {
+        let tasks = uunifast_tasks(&mut rng, n, load * m as f64, 1_000_000, 100_000_000);
+        let p = same_as_reference(&tasks, m, Heuristic::PdmsHptsDs, &[]);
+        response_times_are_exact(&p, &[]);
+    }
+}

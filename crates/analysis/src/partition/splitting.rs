@@ -235,6 +235,7 @@ fn hp_task_split<const S: bool>(
 ) {
     // EnqueueHP(Allocated_Queue_j, τ_f) on a copy, so that the restore
     // branch needs no undo.
+    core.sort_items();
     s.items.clear();
     s.items.extend_from_slice(&core.items);
     let pos = s.items.partition_point(|x| dm_less(&x.task, &failed.task));
@@ -291,6 +292,7 @@ fn hp_task_split<const S: bool>(
     core.resp.clear();
     core.exact.clear();
     core.point.clear();
+    core.limit.clear();
     let head = if first > 0 {
         let (head, mut tail) = split(&last.task, first);
         // EnqueueHP(Allocated_Queue_j, τ'): τ' keeps τ's (D, T, id), which
@@ -480,6 +482,7 @@ fn hp_task_split_reference<const S: bool>(
 ) {
     // EnqueueHP(Allocated_Queue_j, τ_f) on a copy, so that the restore
     // branch needs no undo.
+    core.sort_items();
     s.items.clear();
     s.items.extend_from_slice(&core.items);
     let pos = s.items.partition_point(|x| dm_less(&x.task, &failed.task));

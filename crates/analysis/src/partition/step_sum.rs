@@ -21,7 +21,7 @@ use std::collections::BinaryHeap;
 use crate::task::{Task, Time};
 
 /// Σ_j ⌈(w + J_j)/T_j⌉·C_j over the tasks added so far, at the current w.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct StepSum {
     w: Time,
     /// The interference at `w`, saturating.
@@ -54,6 +54,23 @@ impl StepSum {
             Self::next_step(task.period, task.jitter, jobs),
             i,
         )));
+    }
+
+    /// Start afresh: the sum over `tasks` (T > 0) at `w`, in one pass (the
+    /// heap built in linear time).
+    pub(super) fn reset_at(&mut self, tasks: &[Task], w: Time) {
+        self.w = w;
+        self.sum = 0;
+        self.terms.clear();
+        let mut heap = std::mem::take(&mut self.heap).into_vec();
+        heap.clear();
+        for (i, t) in tasks.iter().enumerate() {
+            let jobs = Self::jobs(w, t.period, t.jitter);
+            self.sum = self.sum.saturating_add(jobs.saturating_mul(t.wcet));
+            self.terms.push((t.period, t.wcet, t.jitter, jobs));
+            heap.push(Reverse((Self::next_step(t.period, t.jitter, jobs), i)));
+        }
+        self.heap = BinaryHeap::from(heap);
     }
 
     /// I(w) for `w` ≥ the current w, which becomes `w`.
