@@ -539,9 +539,12 @@ fn task_specs(
                             } else {
                                 cg
                             };
+                            // (A vGPU member runs on its vGPU's GPU.)
                             let static_gpu = match static_local(index, &cg.global) {
                                 Some(g) => g,
-                                None if workload.policy.gpu_allocator.is_static() => {
+                                None if workload.policy.gpu_allocator.is_static()
+                                    && part.vgpu.is_none() =>
+                                {
                                     return Err(RunError::Unsupported {
                                         workload: workload.name.clone(),
                                         reason: format!(
