@@ -870,19 +870,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn tasks_from(raw: &[(u64, u64, u64, u8)]) -> Vec<Task> {
-        let mut tasks: Vec<Task> = raw
-            .iter()
-            .enumerate()
-            .map(|(id, &(t, c, j, b))| Task {
-                jitter: if b == 0 { j.min(t) } else { 0 },
-                blocking: if b == 1 { c } else { 0 },
-                ..Task::implicit(id, c.min(t), t)
-            })
-            .collect();
-        crate::fp::dm_order(&mut tasks);
-        tasks
-    }
+    use crate::partition::tests::dm_core as tasks_from;
 
     proptest! {
         /// [`Jobs`] gives [`point_jobs`]' values over any run of windows.

@@ -139,16 +139,7 @@ mod tests {
         fn fixed_points_match_fp(
             raw in proptest::collection::vec((1u64..=2000, 1u64..=40, 0u64..=30, 0u8..4), 0..40),
         ) {
-            let mut tasks: Vec<Task> = raw
-                .iter()
-                .enumerate()
-                .map(|(id, &(t, c, j, b))| Task {
-                    jitter: if b == 0 { j.min(t) } else { 0 },
-                    blocking: if b == 1 { c } else { 0 },
-                    ..Task::implicit(id, c.min(t), t)
-                })
-                .collect();
-            fp::dm_order(&mut tasks);
+            let tasks = crate::partition::tests::dm_core(&raw);
             let mut s = StepSum::default();
             // The previous task's window, when it bounds this one's from
             // below (chain_start: no blocking, D ≤ T).

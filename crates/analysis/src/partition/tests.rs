@@ -7,6 +7,23 @@ use super::maximal_split::{
 };
 use super::*;
 
+/// A core of random tasks (T, C, J or B by `b`) in DM order, as the
+/// property tests of the per-core RTA draw them: `b` = 0 gives the task
+/// jitter J (at most T), 1 blocking B = C, else neither.
+pub(super) fn dm_core(raw: &[(u64, u64, u64, u8)]) -> Vec<Task> {
+    let mut tasks: Vec<Task> = raw
+        .iter()
+        .enumerate()
+        .map(|(id, &(t, c, j, b))| Task {
+            jitter: if b == 0 { j.min(t) } else { 0 },
+            blocking: if b == 1 { c } else { 0 },
+            ..Task::implicit(id, c.min(t), t)
+        })
+        .collect();
+    crate::fp::dm_order(&mut tasks);
+    tasks
+}
+
 const DS: Heuristic = Heuristic::PdmsHptsDs;
 
 fn ff(order: Order) -> Heuristic {
