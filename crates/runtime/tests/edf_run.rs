@@ -47,19 +47,26 @@ fn edf_order_meets_what_rate_monotonic_misses() {
         return;
     }
     // RM: R(slow) = 4 + 2 * ceil(R / 5) = 8 ms > 7.5 ms, so slow misses
-    // about every other job (80 jobs in 600 ms).
-    let rm = misses("P-FP");
-    let edf = misses("G-EDF");
-    eprintln!("misses in 600 ms: rate monotonic {rm}, EDF {edf}");
-    assert!(rm >= 20, "rate monotonic should miss often, missed {rm}");
-    // EDF meets every deadline at U = 0.93 in theory; misses from the
-    // machine's own wake-up latency are tolerated (a loaded 2-vCPU CI VM
-    // gave 5 of the 200 jobs), the rate-monotonic pattern is not: at most
-    // 5% of the jobs and a quarter of rate monotonic's misses.
-    assert!(
-        edf <= 10 && edf * 4 <= rm,
-        "EDF missed {edf} (rate monotonic {rm})"
-    );
+    // about every other job (80 jobs in 600 ms). EDF meets every deadline
+    // at U = 0.93 in theory; misses from the machine's own wake-up latency
+    // are tolerated (a loaded 2-vCPU CI VM gave 5 of the 200 jobs), the
+    // rate-monotonic pattern is not: at most 5% of the jobs and a quarter
+    // of rate monotonic's misses. A VM whose host takes the CPU away for a
+    // while misses under both orders alike (one CI run: EDF 81, rate
+    // monotonic 82): the pair is measured again, up to three times, and
+    // EDF must win one clean round (a broken EDF order loses all three).
+    let mut rounds = Vec::new();
+    for _ in 0..3 {
+        let rm = misses("P-FP");
+        let edf = misses("G-EDF");
+        eprintln!("misses in 600 ms: rate monotonic {rm}, EDF {edf}");
+        assert!(rm >= 20, "rate monotonic should miss often, missed {rm}");
+        rounds.push((edf, rm));
+        if edf <= 10 && edf * 4 <= rm {
+            return;
+        }
+    }
+    panic!("EDF did not keep its deadlines in any round: (EDF, rate monotonic) misses {rounds:?}");
 }
 
 /// An EDF plan with a GPU-using task runs (its deadline rank reaches the
