@@ -397,7 +397,7 @@ fn max_split_leaving_room(
 /// The largest x < `hi` with `holds(x)`, by bisection: `holds` must be
 /// true at 0, false at `hi`, and monotone (true up to some point, false
 /// after it).
-fn last_below(hi: Time, holds: impl Fn(Time) -> bool) -> Time {
+pub(crate) fn last_below(hi: Time, holds: impl Fn(Time) -> bool) -> Time {
     let (mut lo, mut hi) = (0, hi);
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;

@@ -128,16 +128,7 @@ pub(super) fn max_top_wcet(
             // searches every τ_k from a cold start: O(n²) RTAs per split
             // on a core of n pieces, issue 24).
             let fits = |c: Time| fits_below_new_task(higher, task, period, c, resp[k]);
-            let (mut lo, mut hi) = (0, best); // fits(lo), !fits(hi)
-            while hi - lo > 1 {
-                let mid = lo + (hi - lo) / 2;
-                if fits(mid) {
-                    lo = mid;
-                } else {
-                    hi = mid;
-                }
-            }
-            best = lo;
+            best = fp::last_below(best, fits);
             continue;
         }
         // A reduced point costs k + 1 divisions, a swept point about as much
