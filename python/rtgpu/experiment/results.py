@@ -221,14 +221,7 @@ class ResultsFile:
         complete = {p for p, a in got.items() if a == want}
         keep = [r for r in rows if r["point"] in complete]
         if torn or duplicates or unknown or len(keep) != len(rows):
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            with tmp.open("w", newline="", encoding="utf-8") as f:
-                w = csv.DictWriter(f, fieldnames=cols, lineterminator="\n")
-                w.writeheader()
-                w.writerows(keep)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
+            _atomic(self.path, lambda f: _write_csv(f, cols, keep))
         self.done = complete
 
     def append(self, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -361,22 +354,17 @@ def write_sets(study: Study, rows: Sequence[Row]) -> list[Path]:
     tidy table of :func:`tidy_rows`, each written whole beside and renamed
     over the last."""
     cols = ["point", "chunk", *study.axes, "analysis", "set", "metric", "value"]
+    tidy = list(tidy_rows(study, rows))
     out = [study.output / "sets.csv"]
-    _atomic(out[0], lambda f: _write_csv(f, cols, tidy_rows(study, rows)))
+    _atomic(out[0], lambda f: _write_csv(f, cols, tidy))
     try:
         pa: Any = importlib.import_module("pyarrow")
         pq: Any = importlib.import_module("pyarrow.parquet")
     except ImportError:
         return out
-    table: dict[str, list[Any]] = {c: [] for c in cols}
-    for t in tidy_rows(study, rows):
-        for c in cols:
-            table[c].append(t[c])
-    path = study.output / "sets.parquet"
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(pa.table(table), tmp)
-    os.replace(tmp, path)
-    out.append(path)
+    table = pa.table({c: [t[c] for t in tidy] for c in cols})
+    out.append(study.output / "sets.parquet")
+    _replace(out[1], lambda tmp: pq.write_table(table, tmp))
     return out
 
 
@@ -387,11 +375,25 @@ def _write_csv(f: IO[str], cols: list[str], rows: Iterable[Mapping[str, Any]]) -
         w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items()})
 
 
-def _atomic(path: Path, write: Callable[[IO[str]], None]) -> None:
+def _replace(path: Path, write: Callable[[Path], None]) -> None:
+    """``write`` a temporary file beside ``path``, then rename it over
+    ``path``: a reader never sees a half-written file."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as f:
-        write(f)
+    write(tmp)
     os.replace(tmp, path)
+
+
+def _atomic(path: Path, write: Callable[[IO[str]], None]) -> None:
+    """:func:`_replace` for a text file ``write`` fills, synced to disk
+    before the rename."""
+
+    def text(tmp: Path) -> None:
+        with tmp.open("w", newline="", encoding="utf-8") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+
+    _replace(path, text)
 
 
 @dataclass(frozen=True)
@@ -409,8 +411,12 @@ class Results:
             raw = list(csv.DictReader(f))
         if not raw:
             return []
-        casts = {c: _column_type([r[c] for r in raw]) for c in raw[0]}
-        casts.update(point=str, chunk=int, analysis=str, set=int, metric=str, value=float)
+        casts: dict[str, Callable[[str], Any]] = dict(
+            point=str, chunk=int, analysis=str, set=int, metric=str, value=float
+        )
+        for c in raw[0]:
+            if c not in casts:  # an axis
+                casts[c] = _column_type([r[c] for r in raw])
         return [{c: casts[c](v) for c, v in r.items()} for r in raw]
 
     def summary(self) -> list[dict[str, Any]]:
