@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""Issue 24's scaling goals, measured in one run, beside a baseline.
+
+    .venv/bin/python bench/python/goals.py [--old REV | --old-bin DIR]
+        [--rounds N] [--log PATH]
+
+Builds this checkout (`rtgpu`, `rtgpu-bench`, `sim`, `scale`), and, with
+`--old REV`, the same binaries of git revision REV in a temporary work
+tree (`--old-bin DIR` takes them from DIR instead). Then, for N rounds
+(default 3), each build in turn (the order swapped every other round, so
+neither always runs first on a machine whose speed drifts):
+
+- `rtgpu analyze` of 1,000, 10,000 and 100,000 CPU-only tasks on 4 cores
+  (`scale --emit-toml`: P-FP, PDMS_HPTS_DS, U = 0.7 m), CPU time of the
+  whole command (best of 5, 3 and 1 runs);
+- `rtgpu simulate --duration 10s` of 1,000 and 10,000 tasks on 4 cores
+  (`scripts/scale-workload.py`), G-EDF, and P-FP with a saved plan;
+- `sim --case cpu --tasks 10000` and `sim --case gpu` (jobs per CPU s);
+- `rtgpu-bench --seconds 1`: PDMS_HPTS_DS sets per second with seed 003's
+  periods (full plan and decision).
+
+CPU times are the children's user + system time (`os.wait4`), so other
+load on the machine slows them less than wall time, but does not leave
+them alone: compare builds within a round. The log has every sample, then
+a table of best and median per build, the 10x-task ratios per round, and
+each goal with its verdict for each build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BINS = ("rtgpu", "rtgpu-bench", "sim", "scale")
+
+# (metric, goal, larger is better)
+GOALS: list[tuple[str, float, bool, str]] = [
+    ("analyze_100000_s", 5.0, False, "analyze 100,000 tasks < 5 s"),
+    ("analyze_ratio", 15.0, False, "analyze 10x tasks <= 15x CPU"),
+    ("simulate_gedf_ratio", 15.0, False, "simulate G-EDF 10x tasks <= 15x CPU"),
+    ("simulate_pfp_ratio", 15.0, False, "simulate P-FP --plan 10x tasks <= 15x CPU"),
+    ("sim_cpu_10000_jobs_s", 5e6, True, "CPU-only sim n=10,000 >= 5 M jobs/s"),
+    ("sim_gpu_jobs_s", 1.5e6, True, "GPU sim >= 1.5 M jobs/s"),
+    ("pdms_full_sets_s", 80e3, True, "PDMS_HPTS_DS full plan >= 80 k sets/s"),
+]
+
+
+def log(out: list[str], line: str) -> None:
+    print(line, flush=True)
+    out.append(line)
+
+
+def build(src: Path, target: Path) -> Path:
+    """Builds the benchmark binaries of the checkout `src`; returns their folder."""
+    env = dict(os.environ, CARGO_TARGET_DIR=str(target))
+    subprocess.run(
+        ["cargo", "build", "--release", "-q", "-p", "rtgpu-cli", "-p", "rtgpu-bench"],
+        cwd=src,
+        env=env,
+        check=True,
+    )
+    return target / "release"
+
+
+def cpu_time(cmd: list[str], stdout: int | None = subprocess.DEVNULL) -> float:
+    """Runs `cmd` once; its user + system CPU seconds (exit status checked)."""
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):  # 1: analyze / simulate reported misses, still timed
+        sys.exit(f"goals: {' '.join(cmd)} exited {code}: {err.strip()[-500:]}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def best_cpu(cmd: list[str], runs: int) -> float:
+    return min(cpu_time(cmd) for _ in range(runs))
+
+
+def output_of(cmd: list[str]) -> str:
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+
+def jobs_per_cpu_s(text: str) -> float:
+    m = re.search(r"([\d.]+) jobs per CPU s", text)
+    if not m:
+        sys.exit(f"goals: no 'jobs per CPU s' in sim output: {text!r}")
+    return float(m.group(1))
+
+
+def sets_per_s(text: str, case: str) -> float:
+    m = re.search(re.escape(case) + r"\s+(\d+) sets/s", text)
+    if not m:
+        sys.exit(f"goals: no line {case!r} in rtgpu-bench output")
+    return float(m.group(1))
+
+
+def workloads(bins: Path, work: Path) -> dict[str, Path]:
+    """The workload files and plans, written once with the new build."""
+    files: dict[str, Path] = {}
+    for n in (1000, 10000, 100000):
+        path = work / f"analyze-{n}.toml"
+        subprocess.run(
+            [str(bins / "scale"), "--emit-toml", str(n), "4", str(path)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        files[f"analyze-{n}"] = path
+    script = ROOT / "scripts" / "scale-workload.py"
+    for n in (1000, 10000):
+        for sched in ("G-EDF", "P-FP"):
+            path = work / f"sim-{sched}-{n}.toml"
+            path.write_text(output_of([sys.executable, str(script), str(n), "4", sched]))
+            files[f"sim-{sched}-{n}"] = path
+        plan = work / f"plan-{n}.json"
+        subprocess.run(
+            [str(bins / "rtgpu"), "analyze", str(files[f"sim-P-FP-{n}"]), "--plan", str(plan)],
+            check=False,
+            stdout=subprocess.DEVNULL,
+        )
+        files[f"plan-{n}"] = plan
+    return files
+
+
+def measure(bins: Path, files: dict[str, Path]) -> dict[str, float]:
+    rtgpu = str(bins / "rtgpu")
+    r: dict[str, float] = {}
+    for n, runs in ((1000, 5), (10000, 3), (100000, 1)):
+        r[f"analyze_{n}_s"] = best_cpu([rtgpu, "analyze", str(files[f"analyze-{n}"])], runs)
+    for n in (1000, 10000):
+        sim = [rtgpu, "simulate", "--duration", "10s"]
+        r[f"simulate_gedf_{n}_s"] = cpu_time([*sim, str(files[f"sim-G-EDF-{n}"])])
+        r[f"simulate_pfp_{n}_s"] = cpu_time(
+            [*sim, str(files[f"sim-P-FP-{n}"]), "--plan", str(files[f"plan-{n}"])]
+        )
+    sim_bin = str(bins / "sim")
+    r["sim_cpu_10000_jobs_s"] = jobs_per_cpu_s(
+        output_of([sim_bin, "--case", "cpu", "--tasks", "10000", "--seconds", "1"])
+    )
+    r["sim_gpu_jobs_s"] = jobs_per_cpu_s(output_of([sim_bin, "--case", "gpu", "--seconds", "1"]))
+    bench = output_of([str(bins / "rtgpu-bench"), "--seconds", "1"])
+    r["pdms_full_sets_s"] = sets_per_s(bench, "pdms_hpts_ds m=8 n=40 U=6 T seed 003: full plan")
+    r["pdms_decision_sets_s"] = sets_per_s(bench, "pdms_hpts_ds m=8 n=40 U=6 T seed 003: decision")
+    r["analyze_ratio"] = r["analyze_10000_s"] / r["analyze_1000_s"]
+    r["simulate_gedf_ratio"] = r["simulate_gedf_10000_s"] / r["simulate_gedf_1000_s"]
+    r["simulate_pfp_ratio"] = r["simulate_pfp_10000_s"] / r["simulate_pfp_1000_s"]
+    return r
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    old = ap.add_mutually_exclusive_group()
+    old.add_argument("--old", metavar="REV", help="git revision to build as the baseline")
+    old.add_argument("--old-bin", metavar="DIR", type=Path, help="baseline binaries")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--log", type=Path, help="write the log here too")
+    args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
+    out: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="rtgpu-goals-") as tmp:
+        work = Path(tmp)
+        head = output_of(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"]).strip()
+        builds: dict[str, Path] = {}
+        print("goals: building this checkout ...", file=sys.stderr, flush=True)
+        builds["new"] = build(ROOT, ROOT / "target")
+        tree = None
+        if args.old:
+            tree = work / "old-src"
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(tree), args.old],
+                check=True,
+            )
+            print(f"goals: building {args.old} (a clean build) ...", file=sys.stderr, flush=True)
+            builds["old"] = build(tree, work / "old-target")
+        elif args.old_bin:
+            missing = [b for b in BINS if not (args.old_bin / b).is_file()]
+            if missing:
+                sys.exit(f"goals: {args.old_bin} lacks {', '.join(missing)}")
+            builds["old"] = args.old_bin
+        try:
+            files = workloads(builds["new"], work)
+            cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+            model = re.search(r"Model name:\s*(.*)", cpu)
+            log(out, f"date: {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
+            log(out, f"machine: {model.group(1) if model else '?'}, {os.cpu_count()} CPUs")
+            log(out, f"new: {head} (working tree); old: {args.old or args.old_bin or 'none'}")
+            samples: dict[tuple[str, str], list[float]] = defaultdict(list)
+            order = sorted(builds, reverse=True)  # new first
+            for rnd in range(1, args.rounds + 1):
+                log(out, f"round {rnd}, load {os.getloadavg()[0]:.2f}")
+                for name in order if rnd % 2 else order[::-1]:
+                    r = measure(builds[name], files)
+                    for k, v in r.items():
+                        samples[(name, k)].append(v)
+                    log(out, f"  {name}: " + ", ".join(f"{k} {v:.4g}" for k, v in r.items()))
+            summarize(out, samples, list(builds))
+        finally:
+            if tree is not None:
+                subprocess.run(
+                    ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
+                    check=False,
+                )
+                shutil.rmtree(tree, ignore_errors=True)
+    if args.log:
+        args.log.write_text("\n".join(out) + "\n")
+
+
+def summarize(
+    out: list[str], samples: dict[tuple[str, str], list[float]], names: list[str]
+) -> None:
+    metrics = sorted({k for _, k in samples})
+    log(out, "")
+    log(out, "| metric | " + " | ".join(f"{n} best | {n} median" for n in names) + " |")
+    log(out, "|---|" + "---:|---:|" * len(names))
+    for k in metrics:
+        larger = k.endswith("_jobs_s") or k.endswith("_sets_s")
+        cells = []
+        for n in names:
+            v = samples[(n, k)]
+            cells += [f"{(max(v) if larger else min(v)):.4g}", f"{statistics.median(v):.4g}"]
+        log(out, f"| {k} | " + " | ".join(cells) + " |")
+    log(out, "")
+    log(out, "Goals (the median of the rounds; ratios are per round, a build's own 10x / 1x):")
+    for k, goal, larger, what in GOALS:
+        verdicts = []
+        for n in names:
+            med = statistics.median(samples[(n, k)])
+            ok = med >= goal if larger else med <= goal
+            verdicts.append(f"{n} {med:.4g} {'met' if ok else 'NOT met'}")
+        log(out, f"  {what}: " + "; ".join(verdicts))
+
+
+if __name__ == "__main__":
+    main()
