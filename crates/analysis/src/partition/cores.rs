@@ -78,8 +78,20 @@ pub(super) struct Core {
     /// of [`Core::try_insert_by`] (rebuilt there when its length differs
     /// from `point`'s: the other writers of `point` clear it).
     pub(super) limit: Vec<Time>,
+    /// Per piece, whether `point` is its exact demand (not an upper bound
+    /// from [`Core::bound_from_below`]): rebuilt as all `false` with
+    /// `limit`.
+    tight: Vec<bool>,
     /// Scratch for the RTAs of [`Core::try_insert_by`].
     steps: StepSum,
+    /// The interference of every task above the lowest piece (servers
+    /// included), kept from one [`Core::try_insert_by`] to the next at a w
+    /// no higher than the lowest piece's least fixed point
+    /// ([`Core::bottom_window`]); valid while `bottom_held` is the number
+    /// of tasks it holds (reset with `limit`, whose rebuild marks a core
+    /// changed elsewhere).
+    bottom: StepSum,
+    bottom_held: Option<usize>,
     /// Σ C/T of everything on the core, servers included (f64, for the
     /// O(1) overload pre-check of [`Core::try_insert_by`] only; every
     /// decision near U = 1 is left to the exact RTA).
@@ -99,7 +111,10 @@ impl Core {
             exact: Vec::with_capacity(n),
             point: Vec::with_capacity(n),
             limit: Vec::with_capacity(n),
+            tight: Vec::with_capacity(n),
             steps: StepSum::default(),
+            bottom: StepSum::default(),
+            bottom_held: None,
             util: 0.0,
         }
     }
@@ -198,6 +213,8 @@ impl Core {
         self.exact.clear();
         self.point.clear();
         self.limit.clear();
+        self.tight.clear();
+        self.bottom_held = None;
         self.util = top.iter().map(Task::utilization).sum();
     }
 
@@ -210,6 +227,8 @@ impl Core {
         self.exact.resize(self.items.len(), true);
         self.point.clear();
         self.limit.clear();
+        self.tight.clear();
+        self.bottom_held = None;
         for i in top..self.tasks.len() {
             self.point
                 .push(point_demand(&self.tasks[..i], &self.tasks[i]));
@@ -325,7 +344,7 @@ impl Core {
         let top = self.top::<S>();
         let pos = self.tasks[top..].partition_point(|t| key_less(t, &new));
         // The new piece, against everything above it.
-        let (first, first_exact, first_point) = {
+        let (first, first_exact, first_point, first_tight) = {
             let higher = &self.tasks[..top + pos];
             let above = match pos.checked_sub(1) {
                 None => 0,
@@ -336,30 +355,36 @@ impl Core {
             // W(D − J) in O(1) ([`Core::bound_from_below`]).
             let own = new.blocking.saturating_add(new.wcet);
             let bound = self.bound_from_below::<S>(pos, &new);
-            let (point, cold) = if new.deadline > new.period || new.jitter > new.deadline {
-                (Time::MAX, 0)
+            let (point, cold, tight) = if new.deadline > new.period || new.jitter > new.deadline {
+                (Time::MAX, 0, true)
             } else if let Some(bound) = bound.filter(|&b| b <= deadline_point(&new)) {
                 // A lower bound on the start only (B + C; the piece above
                 // gives a better one through `above`).
-                (bound, own)
+                (bound, own, false)
             } else {
-                higher.iter().fold((own, own), |(p, c), h| {
+                let (p, c) = higher.iter().fold((own, own), |(p, c), h| {
                     (
                         p.saturating_add(point_jobs(&new, h)),
                         c.saturating_add(h.wcet),
                     )
-                })
+                });
+                (p, c, true)
             };
             if point <= new.deadline.saturating_sub(new.jitter) {
-                (new.jitter.saturating_add(above.max(cold)), false, point)
+                (
+                    new.jitter.saturating_add(above.max(cold)),
+                    false,
+                    point,
+                    tight,
+                )
             } else if new.deadline <= new.period && new.blocking.saturating_add(new.wcet) > 0 {
                 match window_from(higher, &new, above, deadline_point(&new)) {
-                    Some(w) => (w + new.jitter, true, point),
+                    Some(w) => (w + new.jitter, true, point, tight),
                     None => return false,
                 }
             } else {
                 match fp::response_time_from(higher, &new, above) {
-                    Some(r) => (r, true, point),
+                    Some(r) => (r, true, point, tight),
                     None => return false,
                 }
             }
@@ -375,7 +400,9 @@ impl Core {
         // grow down the core, so ⌈(t + J)/T⌉ is mostly the previous one
         // ([`Jobs`]).
         let mut jobs = Jobs::new(&new);
-        if self.limit.len() != self.point.len() {
+        if self.limit.len() != self.point.len() || self.tight.len() != self.point.len() {
+            // The core was built or changed outside this function: the
+            // demands may be upper bounds, and `bottom` is stale.
             self.limit.clear();
             let pieces = &self.tasks[top..];
             self.limit.extend(
@@ -384,8 +411,16 @@ impl Core {
                     .chain(&pieces[pos + 1..])
                     .map(deadline_point),
             );
+            self.tight.clear();
+            self.tight.resize(self.point.len(), false);
+            self.bottom_held = None;
         }
         let len = self.resp.len();
+        // The new least fixed point w_b of the lowest piece (old index
+        // len − 1), once computed ([`Core::bottom_window`]): `Some(None)`
+        // if it misses its deadline.
+        let mut bottom: Option<Option<Time>> = None;
+        let mut bottom_added = false;
         let mut i = pos;
         // How many of `tasks` (a prefix) `self.steps` holds, if it holds the
         // interference of the last RTA below ([`window_in`]).
@@ -407,15 +442,59 @@ impl Core {
             if i == len {
                 break;
             }
-            let task = &self.tasks[top + i + 1];
+            let task = &self.tasks[top + i + 1].clone();
             let limit = self.limit[i];
-            if self.point[i] != Time::MAX && !self.exact[i] {
+            if self.point[i] != Time::MAX && !self.exact[i] && !self.tight[i] {
                 // `point` may be an upper bound (the new pieces' are taken
                 // from the piece below them, [`Core::bound_from_below`]):
                 // recompute it before running the RTA.
                 let exact = point_demand(&self.tasks[..top + i + 1], task);
                 self.point[i] = self.point[i].min(exact);
+                self.tight[i] = true;
                 if self.point[i] <= limit {
+                    self.exact[i] = false;
+                    i += 1;
+                    continue;
+                }
+            }
+            // The lowest piece's new fixed point w_b, from the StepSum kept
+            // across insertions: as a test point for the pieces above it
+            // (below), and as its own response time.
+            if bottom.is_none() && windowed(&self.tasks[top + len]) {
+                bottom = Some(self.bottom_window::<S>(len, pos, first, &new));
+                bottom_added = true;
+            }
+            if let Some(wb) = bottom {
+                let Some(wb) = wb else {
+                    self.undo_insert(top, pos, i, &new, scratch);
+                    self.bottom_held = None;
+                    return false;
+                };
+                if i + 1 == len {
+                    // The lowest piece itself.
+                    scratch.push((i as Time, self.exact[i], self.resp[i]));
+                    self.resp[i] = wb + task.jitter;
+                    self.exact[i] = true;
+                    i += 1;
+                    continue;
+                }
+                // A sufficient test at t = w_b instead of D − J (Lehoczky,
+                // Sha & Ding 1989; Bini & Buttazzo 2004, Theorem 3: the
+                // piece meets its deadline if W(t) ≤ t for some
+                // 0 < t ≤ D − J). Every task above this piece is above the
+                // lowest one too, and this piece is one of them with
+                // ⌈(t + J)/T⌉ ≥ 1 job, so with B = 0 W(t) ≤ W_b(t) (Tindell
+                // et al. 1994, Eq. 4, term by term), and W_b(w_b) = w_b.
+                // Then the least fixed point is ≤ w_b ≤ D − J: the exact
+                // RTA would accept it; its response time stays a lower
+                // bound, made exact at the end ([`Core::make_exact`]).
+                if task.blocking == 0
+                    && task.deadline <= task.period
+                    && wb >= 1
+                    && wb <= deadline_point(task)
+                {
+                    #[cfg(test)]
+                    tests::BOTTOM_POINT_PASSES.with(|c| c.set(c.get() + 1));
                     self.exact[i] = false;
                     i += 1;
                     continue;
@@ -471,12 +550,25 @@ impl Core {
                 }
                 None => {
                     self.undo_insert(top, pos, i, &new, scratch);
+                    if bottom_added {
+                        self.bottom_held = None;
+                    }
                     return false;
                 }
             }
             i += 1;
         }
         self.util = util;
+        // Keep `bottom` holding every task above the lowest piece.
+        if let Some(held) = self.bottom_held {
+            if pos == len {
+                // The new piece is the lowest now.
+                self.bottom_held = None;
+            } else if !bottom_added {
+                self.bottom.add(&new);
+                self.bottom_held = Some(held + 1);
+            }
+        }
         if self.late.is_empty() && self.resp.len() < STEP_SUM_PIECES {
             // A short core: `items` is every piece, in order; insert in place.
             self.items.insert(pos, item);
@@ -491,7 +583,63 @@ impl Core {
         self.exact.insert(pos, first_exact);
         self.point.insert(pos, first_point);
         self.limit.insert(pos, deadline_point(&new));
+        self.tight.insert(pos, first_tight);
         true
+    }
+
+    /// The new least fixed point w of the lowest piece (old index
+    /// `len − 1`, windowed: D ≤ T, B + C > 0) after `new` was put in
+    /// `tasks` above it, or `None` if it exceeds D − J: [`window_from`]'s
+    /// answer, from `self.bottom` where it still holds every task above
+    /// the lowest piece but `new` (then `new` is added, O(log n), and the
+    /// iteration goes on from its w, which is at most the old least fixed
+    /// point, itself at most the new one: interference was only added),
+    /// else rebuilt. Leaves `self.bottom` holding every task above the
+    /// lowest piece (`bottom_held`) where the answer came from it.
+    fn bottom_window<const S: bool>(
+        &mut self,
+        len: usize,
+        pos: usize,
+        first: Time,
+        new: &Task,
+    ) -> Option<Time> {
+        let top = self.top::<S>();
+        let b = len - 1;
+        let task = self.tasks[top + len];
+        let limit = deadline_point(&task);
+        let base = task.blocking.saturating_add(task.wcet);
+        // Lower bounds on the new fixed point, as for the other pieces:
+        // the old one (plus the new piece's jobs in it where it was exact)
+        // and the chain from the piece above.
+        let mut own = self.resp[b].saturating_sub(task.jitter);
+        if self.exact[b] {
+            own = own.saturating_add(jobs_at(own, new));
+        }
+        // The piece right above it: the new one (response time `first`)
+        // or old piece b − 1, both now at tasks[top + b].
+        let above_resp = if b == pos { first } else { self.resp[b - 1] };
+        let above = chain_start(&self.tasks[top + b], above_resp, &task);
+        let start = own.max(above).max(base);
+        let higher = &self.tasks[..top + len];
+        let r = if self.bottom_held == Some(top + len - 1) {
+            #[cfg(test)]
+            tests::BOTTOM_KEPT.with(|c| c.set(c.get() + 1));
+            self.bottom.add(new);
+            self.bottom_held = Some(top + len);
+            self.bottom
+                .fixed_point(base, start.max(self.bottom.w()), limit)
+        } else {
+            let (r, in_steps) = window_in(higher, &task, start, limit, &mut self.bottom);
+            self.bottom_held = in_steps.then_some(top + len);
+            r
+        };
+        #[cfg(test)]
+        assert_eq!(
+            r,
+            window_in(higher, &task, 0, limit, &mut StepSum::default()).0,
+            "the kept StepSum of the lowest piece went stale"
+        );
+        r
     }
 
     /// An upper bound on the deadline-point demand W(D − J) of `new` placed
@@ -871,6 +1019,90 @@ mod tests {
     use proptest::prelude::*;
 
     use crate::partition::tests::dm_core as tasks_from;
+
+    thread_local! {
+        /// How often a piece passed the test at the lowest piece's fixed
+        /// point, and how often that fixed point came from the kept
+        /// StepSum (the tests below check that both paths run).
+        pub(super) static BOTTOM_POINT_PASSES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+        pub(super) static BOTTOM_KEPT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Random pieces (some with jitter, blocking or D < T) inserted one by
+    /// one in random order into one DM core, by [`Core::try_insert_by`]
+    /// and by the pre-issue-24 `Core::try_insert_by_reference`: the same
+    /// decisions, and after [`Core::make_exact`] the same response times.
+    fn insert_like_reference(
+        raw: &[(u64, u64, u64, u8)],
+        dpct: &[u64],
+    ) -> Result<(), TestCaseError> {
+        let mut core = Core::with_capacity(raw.len());
+        let mut reference = Core::with_capacity(raw.len());
+        core.reset(&[]);
+        reference.reset(&[]);
+        let (mut s1, mut s2) = (Vec::new(), Vec::new());
+        for (n, &(t, c, j, kind)) in raw.iter().enumerate() {
+            let d = (t * dpct[n % dpct.len()] / 100).max(c.min(t)).max(1);
+            let task = Task {
+                jitter: if kind == 0 { j.min(d / 4) } else { 0 },
+                blocking: if kind == 1 { c } else { 0 },
+                ..Task::new(n, c.min(d), t, d)
+            };
+            let item = Item {
+                task,
+                index: n,
+                piece: 0,
+                offset: 0,
+            };
+            let got = core.try_insert_by::<false>(item, super::super::dm_less, &mut s1);
+            let want =
+                reference.try_insert_by_reference::<false>(item, super::super::dm_less, &mut s2);
+            prop_assert_eq!(got, want, "insertion {} of {:?}", n, task);
+        }
+        core.make_exact::<false>();
+        reference.make_exact::<false>();
+        prop_assert_eq!(&core.tasks, &reference.tasks);
+        prop_assert_eq!(&core.resp, &reference.resp);
+        for i in 0..core.tasks.len() {
+            prop_assert_eq!(
+                Some(core.resp[i]),
+                fp::response_time(&core.tasks[..i], &core.tasks[i])
+            );
+        }
+        Ok(())
+    }
+
+    proptest! {
+        /// Near-full cores of plain and mixed pieces: the lowest piece's
+        /// fixed point as a test point ([`Core::bottom_window`]) gives the
+        /// reference's decisions and response times.
+        #[test]
+        fn bottom_point_test_matches_reference(
+            raw in prop::collection::vec((100u64..=3000, 1u64..=60, 0u64..=40, 0u8..12), 20..90),
+            dpct in prop::collection::vec(70u64..=100, 1..4),
+        ) {
+            insert_like_reference(&raw, &dpct)?;
+        }
+    }
+
+    /// The test point of the lowest piece passes pieces and its StepSum is
+    /// kept across insertions, on cores like the property test's.
+    #[test]
+    fn bottom_point_test_fires() {
+        let mut rng = crate::generate::Rng::new(7);
+        BOTTOM_POINT_PASSES.with(|c| c.set(0));
+        BOTTOM_KEPT.with(|c| c.set(0));
+        for _ in 0..40 {
+            let tasks = crate::generate::uunifast_tasks(&mut rng, 150, 0.99, 1_000, 100_000);
+            let raw: Vec<_> = tasks
+                .iter()
+                .map(|t| (t.period, t.wcet.max(1), 0, 2))
+                .collect();
+            insert_like_reference(&raw, &[100]).unwrap();
+        }
+        assert!(BOTTOM_POINT_PASSES.with(|c| c.get()) > 0);
+        assert!(BOTTOM_KEPT.with(|c| c.get()) > 0);
+    }
 
     proptest! {
         /// [`Jobs`] gives [`point_jobs`]' values over any run of windows.

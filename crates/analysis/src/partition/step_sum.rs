@@ -73,6 +73,12 @@ impl StepSum {
         self.heap = BinaryHeap::from(heap);
     }
 
+    /// The current w (the sum is I(w); [`StepSum::fixed_point`] from a
+    /// start at or above it needs no rebuild).
+    pub(super) fn w(&self) -> Time {
+        self.w
+    }
+
     /// I(w) for `w` ≥ the current w, which becomes `w`.
     pub(super) fn at(&mut self, w: Time) -> Time {
         debug_assert!(w >= self.w, "StepSum only moves forward");
