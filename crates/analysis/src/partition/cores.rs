@@ -80,6 +80,9 @@ pub(super) struct Core {
     pub(super) limit: Vec<Time>,
     /// Scratch for the RTAs of [`Core::try_insert_by`].
     steps: StepSum,
+    /// Scratch for [`Core::make_exact`]: the job counts of the pieces
+    /// above, cached down the core ([`window_cached`]).
+    jobs: Vec<Jobs>,
     /// Σ C/T of everything on the core, servers included (f64, for the
     /// O(1) overload pre-check of [`Core::try_insert_by`] only; every
     /// decision near U = 1 is left to the exact RTA).
@@ -100,6 +103,7 @@ impl Core {
             point: Vec::with_capacity(n),
             limit: Vec::with_capacity(n),
             steps: StepSum::default(),
+            jobs: Vec::new(),
             util: 0.0,
         }
     }
@@ -113,6 +117,11 @@ impl Core {
         if self.resp.len() >= STEP_SUM_PIECES {
             return self.make_exact_stepped(top);
         }
+        // The job counts of the pieces above, kept down the core: the fixed
+        // points mostly grow from one piece to the next ([`chain_start`]),
+        // so most terms of most passes need no division ([`Jobs`]).
+        let mut jobs = std::mem::take(&mut self.jobs);
+        jobs.clear();
         for i in 0..self.resp.len() {
             if self.exact[i] {
                 continue;
@@ -126,10 +135,18 @@ impl Core {
                     task,
                 ));
             }
-            self.resp[i] = response_time_from(&self.tasks[..top + i], task, start)
-                .expect("the deadline-point test showed the core schedulable");
+            let higher = &self.tasks[..top + i];
+            let r = if windowed(task) {
+                jobs.extend(higher[jobs.len()..].iter().map(Jobs::new));
+                window_cached(&mut jobs[..top + i], task, start, deadline_point(task))
+                    .map(|w| w + task.jitter)
+            } else {
+                fp::response_time_from(higher, task, start)
+            };
+            self.resp[i] = r.expect("the deadline-point test showed the core schedulable");
             self.exact[i] = true;
         }
+        self.jobs = jobs;
     }
 
     /// [`Core::make_exact`] for a core of many pieces: the interference of
@@ -734,6 +751,28 @@ fn window_in(
     }
 }
 
+/// [`window_from`]'s plain passes (the same iterates, so the same answer)
+/// with the job count of each higher-priority task cached in `jobs` (one
+/// per task above, in order), which may be carried from one call to the
+/// next: a term costs a division only where w + J leaves its cached range.
+fn window_cached(jobs: &mut [Jobs], task: &Task, start: Time, limit: Time) -> Option<Time> {
+    let base = task.blocking.checked_add(task.wcet)?;
+    let mut w = start.max(base);
+    loop {
+        let mut next = base;
+        for j in jobs.iter_mut() {
+            next = next.checked_add(j.checked_at(w)?)?;
+        }
+        if next > limit {
+            return None;
+        }
+        if next == w {
+            return Some(w);
+        }
+        w = next;
+    }
+}
+
 /// base + Σ_hp ⌈(w + J)/T⌉·C, or `None` on overflow.
 fn demand_at(higher: &[Task], base: Time, w: Time) -> Option<Time> {
     let mut next = base;
@@ -759,6 +798,7 @@ pub(super) fn response_time_from(higher: &[Task], task: &Task, start: Time) -> O
 /// count k is kept with the range (k − 1)·T < t + J ≤ k·T where it holds,
 /// so windows that mostly grow cost one comparison each and a division
 /// only when t + J leaves the range (the same values as [`point_jobs`]).
+#[derive(Debug, Clone)]
 struct Jobs {
     period: Time,
     jitter: Time,
@@ -802,6 +842,33 @@ impl Jobs {
             }
         }
         self.value
+    }
+}
+
+impl Jobs {
+    /// ⌈(t + J)/T⌉·C, or `None` where t + J or the product overflows (the
+    /// terms of [`demand_at`]). Not to be mixed with [`Jobs::at`] on one
+    /// value, whose cache may hold a saturated product.
+    #[inline(always)]
+    fn checked_at(&mut self, t: Time) -> Option<Time> {
+        let x = t.checked_add(self.jitter)?;
+        if self.low < x && x <= self.high {
+            return Some(self.value);
+        }
+        let k = x.div_ceil(self.period);
+        let value = k.checked_mul(self.wcet)?;
+        self.value = value;
+        match k.checked_mul(self.period) {
+            Some(high) if k > 0 => {
+                self.high = high;
+                self.low = high - self.period;
+            }
+            _ => {
+                self.high = 0;
+                self.low = 0;
+            }
+        }
+        Some(value)
     }
 }
 
