@@ -216,7 +216,161 @@ pub struct Placement {
     /// The task's id.
     pub task: usize,
     /// Cores of its pieces, in piece order (empty if not placed).
-    pub cores: Vec<usize>,
+    pub cores: CoreList,
+}
+
+/// The cores of one task's pieces, in piece order ([`Placement::cores`]):
+/// read as a slice (`Deref<Target = [usize]>`; `to_vec()` for a `Vec`),
+/// compared and serialized as the list of cores. Up to two cores (an
+/// unsplit task, or one split once) are kept inline, so that a plan does
+/// not allocate once per task (issue 24: 40 small allocations were most of
+/// the cost of building a plan); more go to the heap.
+#[derive(Clone, Default)]
+pub struct CoreList(CoreRepr);
+
+#[derive(Clone)]
+enum CoreRepr {
+    Inline { len: u8, cores: [usize; 2] },
+    Heap(Vec<usize>),
+}
+
+impl Default for CoreRepr {
+    fn default() -> Self {
+        CoreRepr::Inline {
+            len: 0,
+            cores: [0; 2],
+        }
+    }
+}
+
+impl CoreList {
+    /// An empty list.
+    pub fn new() -> CoreList {
+        CoreList::default()
+    }
+
+    /// The cores, in piece order.
+    pub fn as_slice(&self) -> &[usize] {
+        match &self.0 {
+            CoreRepr::Inline { len, cores } => &cores[..usize::from(*len)],
+            CoreRepr::Heap(v) => v,
+        }
+    }
+
+    /// Append `core` (the core of the next piece).
+    pub fn push(&mut self, core: usize) {
+        match &mut self.0 {
+            CoreRepr::Inline { len, cores } if usize::from(*len) < cores.len() => {
+                cores[usize::from(*len)] = core;
+                *len += 1;
+            }
+            CoreRepr::Inline { cores, .. } => {
+                let mut v = Vec::with_capacity(2 * cores.len());
+                v.extend_from_slice(&cores[..]);
+                v.push(core);
+                self.0 = CoreRepr::Heap(v);
+            }
+            CoreRepr::Heap(v) => v.push(core),
+        }
+    }
+}
+
+impl std::ops::Deref for CoreList {
+    type Target = [usize];
+
+    fn deref(&self) -> &[usize] {
+        self.as_slice()
+    }
+}
+
+impl std::fmt::Debug for CoreList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+impl PartialEq for CoreList {
+    fn eq(&self, other: &CoreList) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for CoreList {}
+
+impl std::hash::Hash for CoreList {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state);
+    }
+}
+
+impl PartialEq<[usize]> for CoreList {
+    fn eq(&self, other: &[usize]) -> bool {
+        self.as_slice() == other
+    }
+}
+
+impl PartialEq<Vec<usize>> for CoreList {
+    fn eq(&self, other: &Vec<usize>) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl<const N: usize> PartialEq<[usize; N]> for CoreList {
+    fn eq(&self, other: &[usize; N]) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl From<Vec<usize>> for CoreList {
+    fn from(v: Vec<usize>) -> CoreList {
+        v.into_iter().collect()
+    }
+}
+
+impl From<&[usize]> for CoreList {
+    fn from(v: &[usize]) -> CoreList {
+        v.iter().copied().collect()
+    }
+}
+
+impl From<CoreList> for Vec<usize> {
+    fn from(c: CoreList) -> Vec<usize> {
+        match c.0 {
+            CoreRepr::Heap(v) => v,
+            CoreRepr::Inline { .. } => c.as_slice().to_vec(),
+        }
+    }
+}
+
+impl FromIterator<usize> for CoreList {
+    fn from_iter<I: IntoIterator<Item = usize>>(iter: I) -> CoreList {
+        let mut c = CoreList::new();
+        for core in iter {
+            c.push(core);
+        }
+        c
+    }
+}
+
+impl<'a> IntoIterator for &'a CoreList {
+    type Item = &'a usize;
+    type IntoIter = std::slice::Iter<'a, usize>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.as_slice().iter()
+    }
+}
+
+impl Serialize for CoreList {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.as_slice())
+    }
+}
+
+impl<'de> Deserialize<'de> for CoreList {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Vec::<usize>::deserialize(deserializer).map(CoreList::from)
+    }
 }
 
 /// Why a task could not be placed.
@@ -465,16 +619,11 @@ fn first_infeasible(tasks: &[Task], top: &[Task]) -> Option<Unplaced> {
 /// remainder goes back to the queue of the cores still open), so visiting
 /// the cores in order lists each task's cores in piece order.
 fn placements(tasks: &[Task], cores: &[Vec<Piece>]) -> Vec<Placement> {
-    let mut count = vec![0usize; tasks.len()];
-    for p in cores.iter().flatten() {
-        count[p.index] += 1;
-    }
     let mut out: Vec<Placement> = tasks
         .iter()
-        .zip(count)
-        .map(|(t, n)| Placement {
+        .map(|t| Placement {
             task: t.id,
-            cores: Vec::with_capacity(n),
+            cores: CoreList::new(),
         })
         .collect();
     for (j, core) in cores.iter().enumerate() {
