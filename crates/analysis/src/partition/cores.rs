@@ -80,9 +80,9 @@ pub(super) struct Core {
     pub(super) limit: Vec<Time>,
     /// Scratch for the RTAs of [`Core::try_insert_by`].
     steps: StepSum,
-    /// Scratch for [`Core::make_exact`]: the job counts of the pieces
-    /// above, cached down the core ([`window_cached`]).
-    jobs: Vec<Jobs>,
+    /// Scratch for [`Core::make_exact`]: the interference of the pieces
+    /// above, kept down the core ([`Interference`]).
+    interference: Interference,
     /// Σ C/T of everything on the core, servers included (f64, for the
     /// O(1) overload pre-check of [`Core::try_insert_by`] only; every
     /// decision near U = 1 is left to the exact RTA).
@@ -103,7 +103,7 @@ impl Core {
             point: Vec::with_capacity(n),
             limit: Vec::with_capacity(n),
             steps: StepSum::default(),
-            jobs: Vec::new(),
+            interference: Interference::default(),
             util: 0.0,
         }
     }
@@ -117,11 +117,12 @@ impl Core {
         if self.resp.len() >= STEP_SUM_PIECES {
             return self.make_exact_stepped(top);
         }
-        // The job counts of the pieces above, kept down the core: the fixed
-        // points mostly grow from one piece to the next ([`chain_start`]),
-        // so most terms of most passes need no division ([`Jobs`]).
-        let mut jobs = std::mem::take(&mut self.jobs);
-        jobs.clear();
+        // The interference of the pieces above, kept down the core: the
+        // fixed points mostly grow from one piece to the next
+        // ([`chain_start`]), so most terms of most passes are unchanged
+        // ([`Interference`]).
+        let mut sum = std::mem::take(&mut self.interference);
+        sum.clear();
         for i in 0..self.resp.len() {
             if self.exact[i] {
                 continue;
@@ -137,8 +138,8 @@ impl Core {
             }
             let higher = &self.tasks[..top + i];
             let r = if windowed(task) {
-                jobs.extend(higher[jobs.len()..].iter().map(Jobs::new));
-                window_cached(&mut jobs[..top + i], task, start, deadline_point(task))
+                sum.extend_to(higher);
+                sum.window(task, start, deadline_point(task))
                     .map(|w| w + task.jitter)
             } else {
                 fp::response_time_from(higher, task, start)
@@ -146,7 +147,7 @@ impl Core {
             self.resp[i] = r.expect("the deadline-point test showed the core schedulable");
             self.exact[i] = true;
         }
-        self.jobs = jobs;
+        self.interference = sum;
     }
 
     /// [`Core::make_exact`] for a core of many pieces: the interference of
@@ -751,25 +752,113 @@ fn window_in(
     }
 }
 
-/// [`window_from`]'s plain passes (the same iterates, so the same answer)
-/// with the job count of each higher-priority task cached in `jobs` (one
-/// per task above, in order), which may be carried from one call to the
-/// next: a term costs a division only where w + J leaves its cached range.
-fn window_cached(jobs: &mut [Jobs], task: &Task, start: Time, limit: Time) -> Option<Time> {
-    let base = task.blocking.checked_add(task.wcet)?;
-    let mut w = start.max(base);
-    loop {
-        let mut next = base;
-        for j in jobs.iter_mut() {
-            next = next.checked_add(j.checked_at(w)?)?;
+/// The interference I(w) = Σ_j ⌈(w + J_j)/T_j⌉·C_j of a growing prefix of
+/// a core's tasks (Tindell et al. 1994, Eq. 4) at the current w, for
+/// [`Core::make_exact`]: each term keeps the last w at which its job count
+/// holds, so a pass at a larger w only compares, and divides where a job
+/// count grows (a linear scan: [`StepSum`]'s heap does not pay below
+/// [`STEP_SUM_PIECES`] tasks). A smaller w recomputes every term.
+#[derive(Debug, Clone, Default)]
+struct Interference {
+    /// Per task: (T, C, J, ⌈(w + J)/T⌉·C, the last w with that value).
+    terms: Vec<(Time, Time, Time, Time, Time)>,
+    /// The w of the terms' values, and their sum.
+    w: Time,
+    sum: Time,
+    /// Whether `sum` and every term hold at `w` (false after an overflow).
+    valid: bool,
+}
+
+impl Interference {
+    fn clear(&mut self) {
+        self.terms.clear();
+        self.w = 0;
+        self.sum = 0;
+        self.valid = true;
+    }
+
+    /// ⌈(w + J)/T⌉·C and the last w with that job count; `None` where
+    /// w + J or the product overflows ([`demand_at`]'s terms).
+    #[inline(always)]
+    fn term(w: Time, period: Time, wcet: Time, jitter: Time) -> Option<(Time, Time)> {
+        let k = w.checked_add(jitter)?.div_ceil(period);
+        let value = k.checked_mul(wcet)?;
+        // k·T ≥ w + J, so k·T − J ≥ w; where k·T overflows, only w itself.
+        let until = k.checked_mul(period).map_or(w, |high| high - jitter);
+        Some((value, until))
+    }
+
+    /// Add the tasks of `higher` beyond those held (a prefix of `higher`).
+    fn extend_to(&mut self, higher: &[Task]) {
+        for h in &higher[self.terms.len()..] {
+            let (value, until) = match Self::term(self.w, h.period, h.wcet, h.jitter) {
+                Some(t) => t,
+                None => {
+                    self.valid = false;
+                    (0, 0)
+                }
+            };
+            match self.sum.checked_add(value) {
+                Some(sum) => self.sum = sum,
+                None => self.valid = false,
+            }
+            self.terms.push((h.period, h.wcet, h.jitter, value, until));
         }
-        if next > limit {
-            return None;
+    }
+
+    /// I(w) over the terms held, or `None` where [`demand_at`] overflows.
+    fn at(&mut self, w: Time) -> Option<Time> {
+        if self.valid && w >= self.w {
+            let mut sum = self.sum;
+            for t in self.terms.iter_mut() {
+                if w > t.4 {
+                    let (value, until) = Self::term(w, t.0, t.1, t.2).or_else(|| {
+                        self.valid = false;
+                        None
+                    })?;
+                    // The job count only grows with w: no underflow; an
+                    // overflow means the sum at w does.
+                    sum = (sum - t.3).checked_add(value).or_else(|| {
+                        self.valid = false;
+                        None
+                    })?;
+                    t.3 = value;
+                    t.4 = until;
+                }
+            }
+            self.w = w;
+            self.sum = sum;
+            return Some(sum);
         }
-        if next == w {
-            return Some(w);
+        let mut sum: Time = 0;
+        self.valid = false;
+        for t in self.terms.iter_mut() {
+            let (value, until) = Self::term(w, t.0, t.1, t.2)?;
+            sum = sum.checked_add(value)?;
+            t.3 = value;
+            t.4 = until;
         }
-        w = next;
+        self.w = w;
+        self.sum = sum;
+        self.valid = true;
+        Some(sum)
+    }
+
+    /// [`window_from`]'s plain passes (the same iterates, so the same
+    /// answer) for `task` below the tasks held.
+    fn window(&mut self, task: &Task, start: Time, limit: Time) -> Option<Time> {
+        let base = task.blocking.checked_add(task.wcet)?;
+        let mut w = start.max(base);
+        loop {
+            let next = base.checked_add(self.at(w)?)?;
+            if next > limit {
+                return None;
+            }
+            if next == w {
+                return Some(w);
+            }
+            w = next;
+        }
     }
 }
 
@@ -798,7 +887,6 @@ pub(super) fn response_time_from(higher: &[Task], task: &Task, start: Time) -> O
 /// count k is kept with the range (k − 1)·T < t + J ≤ k·T where it holds,
 /// so windows that mostly grow cost one comparison each and a division
 /// only when t + J leaves the range (the same values as [`point_jobs`]).
-#[derive(Debug, Clone)]
 struct Jobs {
     period: Time,
     jitter: Time,
@@ -842,33 +930,6 @@ impl Jobs {
             }
         }
         self.value
-    }
-}
-
-impl Jobs {
-    /// ⌈(t + J)/T⌉·C, or `None` where t + J or the product overflows (the
-    /// terms of [`demand_at`]). Not to be mixed with [`Jobs::at`] on one
-    /// value, whose cache may hold a saturated product.
-    #[inline(always)]
-    fn checked_at(&mut self, t: Time) -> Option<Time> {
-        let x = t.checked_add(self.jitter)?;
-        if self.low < x && x <= self.high {
-            return Some(self.value);
-        }
-        let k = x.div_ceil(self.period);
-        let value = k.checked_mul(self.wcet)?;
-        self.value = value;
-        match k.checked_mul(self.period) {
-            Some(high) if k > 0 => {
-                self.high = high;
-                self.low = high - self.period;
-            }
-            _ => {
-                self.high = 0;
-                self.low = 0;
-            }
-        }
-        Some(value)
     }
 }
 
@@ -974,6 +1035,32 @@ mod tests {
                     let start = w.saturating_sub(extra);
                     prop_assert_eq!(response_time_from(higher, task, start), exact);
                 }
+            }
+        }
+
+        /// [`Interference`], carried down a core as [`Core::make_exact`]
+        /// does (starts that mostly grow, some below the previous w), finds
+        /// fp's response times.
+        #[test]
+        fn interference_matches_fp(
+            raw in prop::collection::vec((100u64..=5000, 1u64..=40, 0u64..=40, 0u8..6), 1..40),
+            back in prop::collection::vec(0u64..=400, 40),
+        ) {
+            let tasks = tasks_from(&raw);
+            let mut sum = Interference::default();
+            sum.clear();
+            for i in 0..tasks.len() {
+                let (higher, task) = (&tasks[..i], &tasks[i]);
+                if !windowed(task) {
+                    continue;
+                }
+                let exact = fp::response_time(higher, task);
+                let w = exact.map_or(0, |r| r - task.jitter);
+                sum.extend_to(higher);
+                let got = sum
+                    .window(task, w.saturating_sub(back[i]), deadline_point(task))
+                    .map(|w| w + task.jitter);
+                prop_assert_eq!(got, exact);
             }
         }
 
