@@ -720,6 +720,9 @@ fn window_in(
         return (None, false);
     };
     let mut w = start.max(base);
+    if higher.len() <= SHORT_WINDOW {
+        return (window_short(higher, base, w, limit), false);
+    }
     // Below many pieces, once a pass moves w so little that few job counts
     // change, the remaining passes go through a [`StepSum`] built at the
     // current w (one pass, then only the terms whose job count grows are
@@ -748,6 +751,53 @@ fn window_in(
                 return (steps.fixed_point(base, next, limit), true);
             }
         }
+        w = next;
+    }
+}
+
+/// Up to this many interferers, [`window_in`] keeps their terms on the
+/// stack ([`window_short`]).
+const SHORT_WINDOW: usize = 16;
+
+/// [`window_in`]'s plain passes below at most [`SHORT_WINDOW`] interferers
+/// from w (≥ B + C = `base`), the same iterates (so the same answer):
+/// the first pass computes every term ⌈(w + J)/T⌉·C and the last w at
+/// which it holds ([`Interference::term`]); a later pass at a larger w
+/// only compares and divides where a job count grows (a smaller w, from a
+/// start above the least fixed point, recomputes every term). `None` where
+/// [`demand_at`] overflows or w exceeds `limit`.
+fn window_short(higher: &[Task], base: Time, mut w: Time, limit: Time) -> Option<Time> {
+    let mut value = [0 as Time; SHORT_WINDOW];
+    let mut until = [0 as Time; SHORT_WINDOW];
+    let (value, until) = (&mut value[..higher.len()], &mut until[..higher.len()]);
+    let mut sum: Time = 0;
+    let mut fresh = true;
+    loop {
+        if fresh {
+            sum = 0;
+            for ((h, v), u) in higher.iter().zip(value.iter_mut()).zip(until.iter_mut()) {
+                (*v, *u) = Interference::term(w, h.period, h.wcet, h.jitter)?;
+                sum = sum.checked_add(*v)?;
+            }
+        } else {
+            for ((h, v), u) in higher.iter().zip(value.iter_mut()).zip(until.iter_mut()) {
+                if w > *u {
+                    let (new, last) = Interference::term(w, h.period, h.wcet, h.jitter)?;
+                    // The job count only grows with w: no underflow; an
+                    // overflow means the sum at w does.
+                    sum = (sum - *v).checked_add(new)?;
+                    (*v, *u) = (new, last);
+                }
+            }
+        }
+        let next = base.checked_add(sum)?;
+        if next > limit {
+            return None;
+        }
+        if next == w {
+            return Some(w);
+        }
+        fresh = next < w;
         w = next;
     }
 }
@@ -788,25 +838,22 @@ impl Interference {
         Some((value, until))
     }
 
-    /// Add the tasks of `higher` beyond those held (a prefix of `higher`).
+    /// Add the tasks of `higher` beyond those held (a prefix of `higher`),
+    /// each with the value 0 up to w = 0: computed by the next
+    /// [`Interference::at`], whose w is above 0 (w ≥ B + C > 0 in
+    /// [`Interference::window`]).
+    #[inline(always)]
     fn extend_to(&mut self, higher: &[Task]) {
-        for h in &higher[self.terms.len()..] {
-            let (value, until) = match Self::term(self.w, h.period, h.wcet, h.jitter) {
-                Some(t) => t,
-                None => {
-                    self.valid = false;
-                    (0, 0)
-                }
-            };
-            match self.sum.checked_add(value) {
-                Some(sum) => self.sum = sum,
-                None => self.valid = false,
-            }
-            self.terms.push((h.period, h.wcet, h.jitter, value, until));
-        }
+        self.terms.extend(
+            higher[self.terms.len()..]
+                .iter()
+                .map(|h| (h.period, h.wcet, h.jitter, 0, 0)),
+        );
     }
 
     /// I(w) over the terms held, or `None` where [`demand_at`] overflows.
+    /// Requires w > 0 where terms were added since the last call.
+    #[inline(always)]
     fn at(&mut self, w: Time) -> Option<Time> {
         if self.valid && w >= self.w {
             let mut sum = self.sum;
@@ -845,9 +892,12 @@ impl Interference {
     }
 
     /// [`window_from`]'s plain passes (the same iterates, so the same
-    /// answer) for `task` below the tasks held.
+    /// answer) for `task` below the tasks held. Requires B + C > 0 (as
+    /// [`window_from`]).
+    #[inline(always)]
     fn window(&mut self, task: &Task, start: Time, limit: Time) -> Option<Time> {
         let base = task.blocking.checked_add(task.wcet)?;
+        debug_assert!(base > 0, "Interference::window needs B + C > 0");
         let mut w = start.max(base);
         loop {
             let next = base.checked_add(self.at(w)?)?;
@@ -1035,6 +1085,42 @@ mod tests {
                     let start = w.saturating_sub(extra);
                     prop_assert_eq!(response_time_from(higher, task, start), exact);
                 }
+            }
+        }
+
+        /// [`window_short`] takes the plain passes' iterates (from any
+        /// start, above the least fixed point too) and finds fp's response
+        /// times from starts up to it.
+        #[test]
+        fn window_short_matches_plain_passes(
+            raw in prop::collection::vec((100u64..=5000, 1u64..=40, 0u64..=40, 0u8..6), 1..=17),
+            shift in prop::collection::vec(0u64..=3000, 17),
+        ) {
+            let tasks = tasks_from(&raw);
+            for i in 0..tasks.len() {
+                let (higher, task) = (&tasks[..i], &tasks[i]);
+                if !windowed(task) {
+                    continue;
+                }
+                let base = task.blocking + task.wcet;
+                let limit = deadline_point(task);
+                let plain = |mut w: Time| loop {
+                    let next = demand_at(higher, base, w)?;
+                    if next > limit {
+                        return None;
+                    }
+                    if next == w {
+                        return Some(w);
+                    }
+                    w = next;
+                };
+                let exact = fp::response_time(higher, task);
+                let lfp = exact.map_or(base, |r| r - task.jitter);
+                for w in [base, lfp.saturating_sub(shift[i]).max(base), lfp + shift[i]] {
+                    prop_assert_eq!(window_short(higher, base, w, limit), plain(w));
+                }
+                let got = window_short(higher, base, base, limit).map(|w| w + task.jitter);
+                prop_assert_eq!(got, exact);
             }
         }
 
