@@ -782,7 +782,8 @@ fn window_short(higher: &[Task], base: Time, mut w: Time, limit: Time) -> Option
         } else {
             for ((h, v), u) in higher.iter().zip(value.iter_mut()).zip(until.iter_mut()) {
                 if w > *u {
-                    let (new, last) = Interference::term(w, h.period, h.wcet, h.jitter)?;
+                    let (new, last) =
+                        Interference::next_term(w, h.period, h.wcet, h.jitter, *v, *u)?;
                     // The job count only grows with w: no underflow; an
                     // overflow means the sum at w does.
                     sum = (sum - *v).checked_add(new)?;
@@ -833,22 +834,61 @@ impl Interference {
     fn term(w: Time, period: Time, wcet: Time, jitter: Time) -> Option<(Time, Time)> {
         let k = w.checked_add(jitter)?.div_ceil(period);
         let value = k.checked_mul(wcet)?;
-        // k·T ≥ w + J, so k·T − J ≥ w; where k·T overflows, only w itself.
-        let until = k.checked_mul(period).map_or(w, |high| high - jitter);
+        // k·T ≥ w + J, so k·T − J ≥ w. Where k·T overflows, every w + J
+        // that does not holds k jobs: the last such w is MAX − J.
+        let until = k
+            .checked_mul(period)
+            .map_or(Time::MAX - jitter, |high| high - jitter);
         Some((value, until))
     }
 
+    /// [`Interference::term`] at w > `until` from the term (`value`,
+    /// `until`) of k jobs: where w is at most one period past `until`, k + 1
+    /// jobs without a division (w + J lies in (kT, (k + 1)T]), else the
+    /// division.
+    #[inline(always)]
+    fn next_term(
+        w: Time,
+        period: Time,
+        wcet: Time,
+        jitter: Time,
+        value: Time,
+        until: Time,
+    ) -> Option<(Time, Time)> {
+        // w + J must not overflow ([`demand_at`]); beyond an `until` of
+        // MAX − J it always does, so no `until` exceeds MAX − J.
+        w.checked_add(jitter)?;
+        match until.checked_add(period) {
+            Some(next) if w <= next => {
+                Some((value.checked_add(wcet)?, next.min(Time::MAX - jitter)))
+            }
+            _ => Self::term(w, period, wcet, jitter),
+        }
+    }
+
     /// Add the tasks of `higher` beyond those held (a prefix of `higher`),
-    /// each with the value 0 up to w = 0: computed by the next
-    /// [`Interference::at`], whose w is above 0 (w ≥ B + C > 0 in
-    /// [`Interference::window`]).
+    /// each with its term at w = 0 (0 jobs up to w = 0 without jitter), to
+    /// be brought to the current w by the next [`Interference::at`], whose
+    /// w is above 0 (w ≥ B + C > 0 in [`Interference::window`]).
     #[inline(always)]
     fn extend_to(&mut self, higher: &[Task]) {
-        self.terms.extend(
-            higher[self.terms.len()..]
-                .iter()
-                .map(|h| (h.period, h.wcet, h.jitter, 0, 0)),
-        );
+        for h in &higher[self.terms.len()..] {
+            let (value, until) = match h.jitter {
+                0 => (0, 0),
+                _ => match Self::term(0, h.period, h.wcet, h.jitter) {
+                    Some(term) => term,
+                    None => {
+                        self.valid = false;
+                        (0, 0)
+                    }
+                },
+            };
+            match self.sum.checked_add(value) {
+                Some(sum) => self.sum = sum,
+                None => self.valid = false,
+            }
+            self.terms.push((h.period, h.wcet, h.jitter, value, until));
+        }
     }
 
     /// I(w) over the terms held, or `None` where [`demand_at`] overflows.
@@ -859,10 +899,11 @@ impl Interference {
             let mut sum = self.sum;
             for t in self.terms.iter_mut() {
                 if w > t.4 {
-                    let (value, until) = Self::term(w, t.0, t.1, t.2).or_else(|| {
-                        self.valid = false;
-                        None
-                    })?;
+                    let (value, until) =
+                        Self::next_term(w, t.0, t.1, t.2, t.3, t.4).or_else(|| {
+                            self.valid = false;
+                            None
+                        })?;
                     // The job count only grows with w: no underflow; an
                     // overflow means the sum at w does.
                     sum = (sum - t.3).checked_add(value).or_else(|| {
@@ -1121,6 +1162,34 @@ mod tests {
                 }
                 let got = window_short(higher, base, base, limit).map(|w| w + task.jitter);
                 prop_assert_eq!(got, exact);
+            }
+        }
+
+        /// [`Interference::next_term`] (one job more without a division
+        /// where it can) gives [`Interference::term`]'s values beyond a
+        /// term's `until`, at the period boundaries and anywhere, small
+        /// values and near overflow.
+        #[test]
+        fn next_term_matches_term(
+            small in (1u64..=5000, 0u64..=5000, 0u64..=3000, 0u64..=20_000, 0u64..=10_000),
+            large in (1u64.., any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>()),
+        ) {
+            for (period, wcet, jitter, w0, off) in [small, large] {
+                let Some((value, until)) = Interference::term(w0, period, wcet, jitter) else {
+                    continue;
+                };
+                let beyond = [
+                    until.checked_add(1),
+                    until.checked_add(period),
+                    until.checked_add(period).and_then(|w| w.checked_add(1)),
+                    until.checked_add(1).and_then(|w| w.checked_add(off)),
+                ];
+                for w in beyond.into_iter().flatten() {
+                    prop_assert_eq!(
+                        Interference::next_term(w, period, wcet, jitter, value, until),
+                        Interference::term(w, period, wcet, jitter)
+                    );
+                }
             }
         }
 
