@@ -2,15 +2,18 @@
 //! `valgrind --tool=callgrind` (instruction counts are repeatable).
 //! `pdms_profile seed003` uses rtgpu-bench's seed 003 periods (T uniform in
 //! 100 .. 5000 µs) instead of log-uniform 1 ms .. 1 s; a further
-//! `reference` runs the partitioner as it was before issue 24.
+//! `reference` runs the partitioner as it was before issue 24, and
+//! `decision` the decision alone (`is_partitionable`) instead of the full
+//! plan.
 use rtgpu_analysis::generate::{uunifast_tasks, Rng};
-use rtgpu_analysis::partition::{partition, with_reference_insertion, Heuristic};
+use rtgpu_analysis::partition::{is_partitionable, partition, with_reference_insertion, Heuristic};
 use rtgpu_analysis::Task;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let seed003 = args.iter().any(|a| a == "seed003");
     let reference = args.iter().any(|a| a == "reference");
+    let decision = args.iter().any(|a| a == "decision");
     let mut rng = Rng::new(7);
     let sets: Vec<_> = (0..300)
         .map(|_| {
@@ -29,7 +32,13 @@ fn main() {
         .collect();
     let run = || {
         sets.iter()
-            .filter(|s| partition(s, 8, Heuristic::PdmsHptsDs).is_ok())
+            .filter(|s| {
+                if decision {
+                    is_partitionable(s, 8, Heuristic::PdmsHptsDs)
+                } else {
+                    partition(s, 8, Heuristic::PdmsHptsDs).is_ok()
+                }
+            })
             .count()
     };
     let ok = if reference {

@@ -162,7 +162,7 @@ impl PyPartition {
     /// order; empty if the task was not placed.
     #[getter]
     fn task_cores(&self) -> Vec<Vec<usize>> {
-        self.result.tasks.iter().map(|p| p.cores.clone()).collect()
+        self.result.tasks.iter().map(|p| p.cores.to_vec()).collect()
     }
     /// Number of tasks split over more than one core.
     #[getter]

@@ -92,6 +92,9 @@ pub(super) struct Core {
     /// changed elsewhere).
     bottom: StepSum,
     bottom_held: Option<usize>,
+    /// Scratch for [`Core::make_exact`]: the interference of the pieces
+    /// above, kept down the core ([`Interference`]).
+    interference: Interference,
     /// Σ C/T of everything on the core, servers included (f64, for the
     /// O(1) overload pre-check of [`Core::try_insert_by`] only; every
     /// decision near U = 1 is left to the exact RTA).
@@ -115,6 +118,7 @@ impl Core {
             steps: StepSum::default(),
             bottom: StepSum::default(),
             bottom_held: None,
+            interference: Interference::default(),
             util: 0.0,
         }
     }
@@ -128,6 +132,12 @@ impl Core {
         if self.resp.len() >= STEP_SUM_PIECES {
             return self.make_exact_stepped(top);
         }
+        // The interference of the pieces above, kept down the core: the
+        // fixed points mostly grow from one piece to the next
+        // ([`chain_start`]), so most terms of most passes are unchanged
+        // ([`Interference`]).
+        let mut sum = std::mem::take(&mut self.interference);
+        sum.clear();
         for i in 0..self.resp.len() {
             if self.exact[i] {
                 continue;
@@ -141,10 +151,18 @@ impl Core {
                     task,
                 ));
             }
-            self.resp[i] = response_time_from(&self.tasks[..top + i], task, start)
-                .expect("the deadline-point test showed the core schedulable");
+            let higher = &self.tasks[..top + i];
+            let r = if windowed(task) {
+                sum.extend_to(higher);
+                sum.window(task, start, deadline_point(task))
+                    .map(|w| w + task.jitter)
+            } else {
+                fp::response_time_from(higher, task, start)
+            };
+            self.resp[i] = r.expect("the deadline-point test showed the core schedulable");
             self.exact[i] = true;
         }
+        self.interference = sum;
     }
 
     /// [`Core::make_exact`] for a core of many pieces: the interference of
@@ -850,6 +868,9 @@ fn window_in(
         return (None, false);
     };
     let mut w = start.max(base);
+    if higher.len() <= SHORT_WINDOW {
+        return (window_short(higher, base, w, limit), false);
+    }
     // Below many pieces, once a pass moves w so little that few job counts
     // change, the remaining passes go through a [`StepSum`] built at the
     // current w (one pass, then only the terms whose job count grows are
@@ -879,6 +900,204 @@ fn window_in(
             }
         }
         w = next;
+    }
+}
+
+/// Up to this many interferers, [`window_in`] keeps their terms on the
+/// stack ([`window_short`]).
+const SHORT_WINDOW: usize = 16;
+
+/// [`window_in`]'s plain passes below at most [`SHORT_WINDOW`] interferers
+/// from w (≥ B + C = `base`), the same iterates (so the same answer):
+/// the first pass computes every term ⌈(w + J)/T⌉·C and the last w at
+/// which it holds ([`Interference::term`]); a later pass at a larger w
+/// only compares and divides where a job count grows (a smaller w, from a
+/// start above the least fixed point, recomputes every term). `None` where
+/// [`demand_at`] overflows or w exceeds `limit`.
+fn window_short(higher: &[Task], base: Time, mut w: Time, limit: Time) -> Option<Time> {
+    let mut value = [0 as Time; SHORT_WINDOW];
+    let mut until = [0 as Time; SHORT_WINDOW];
+    let (value, until) = (&mut value[..higher.len()], &mut until[..higher.len()]);
+    let mut sum: Time = 0;
+    let mut fresh = true;
+    loop {
+        if fresh {
+            sum = 0;
+            for ((h, v), u) in higher.iter().zip(value.iter_mut()).zip(until.iter_mut()) {
+                (*v, *u) = Interference::term(w, h.period, h.wcet, h.jitter)?;
+                sum = sum.checked_add(*v)?;
+            }
+        } else {
+            for ((h, v), u) in higher.iter().zip(value.iter_mut()).zip(until.iter_mut()) {
+                if w > *u {
+                    let (new, last) =
+                        Interference::next_term(w, h.period, h.wcet, h.jitter, *v, *u)?;
+                    // The job count only grows with w: no underflow; an
+                    // overflow means the sum at w does.
+                    sum = (sum - *v).checked_add(new)?;
+                    (*v, *u) = (new, last);
+                }
+            }
+        }
+        let next = base.checked_add(sum)?;
+        if next > limit {
+            return None;
+        }
+        if next == w {
+            return Some(w);
+        }
+        fresh = next < w;
+        w = next;
+    }
+}
+
+/// The interference I(w) = Σ_j ⌈(w + J_j)/T_j⌉·C_j of a growing prefix of
+/// a core's tasks (Tindell et al. 1994, Eq. 4) at the current w, for
+/// [`Core::make_exact`]: each term keeps the last w at which its job count
+/// holds, so a pass at a larger w only compares, and divides where a job
+/// count grows (a linear scan: [`StepSum`]'s heap does not pay below
+/// [`STEP_SUM_PIECES`] tasks). A smaller w recomputes every term.
+#[derive(Debug, Clone, Default)]
+struct Interference {
+    /// Per task: (T, C, J, ⌈(w + J)/T⌉·C, the last w with that value).
+    terms: Vec<(Time, Time, Time, Time, Time)>,
+    /// The w of the terms' values, and their sum.
+    w: Time,
+    sum: Time,
+    /// Whether `sum` and every term hold at `w` (false after an overflow).
+    valid: bool,
+}
+
+impl Interference {
+    fn clear(&mut self) {
+        self.terms.clear();
+        self.w = 0;
+        self.sum = 0;
+        self.valid = true;
+    }
+
+    /// ⌈(w + J)/T⌉·C and the last w with that job count; `None` where
+    /// w + J or the product overflows ([`demand_at`]'s terms).
+    #[inline(always)]
+    fn term(w: Time, period: Time, wcet: Time, jitter: Time) -> Option<(Time, Time)> {
+        let k = w.checked_add(jitter)?.div_ceil(period);
+        let value = k.checked_mul(wcet)?;
+        // k·T ≥ w + J, so k·T − J ≥ w. Where k·T overflows, every w + J
+        // that does not holds k jobs: the last such w is MAX − J.
+        let until = k
+            .checked_mul(period)
+            .map_or(Time::MAX - jitter, |high| high - jitter);
+        Some((value, until))
+    }
+
+    /// [`Interference::term`] at w > `until` from the term (`value`,
+    /// `until`) of k jobs: where w is at most one period past `until`, k + 1
+    /// jobs without a division (w + J lies in (kT, (k + 1)T]), else the
+    /// division.
+    #[inline(always)]
+    fn next_term(
+        w: Time,
+        period: Time,
+        wcet: Time,
+        jitter: Time,
+        value: Time,
+        until: Time,
+    ) -> Option<(Time, Time)> {
+        // w + J must not overflow ([`demand_at`]); beyond an `until` of
+        // MAX − J it always does, so no `until` exceeds MAX − J.
+        w.checked_add(jitter)?;
+        match until.checked_add(period) {
+            Some(next) if w <= next => {
+                Some((value.checked_add(wcet)?, next.min(Time::MAX - jitter)))
+            }
+            _ => Self::term(w, period, wcet, jitter),
+        }
+    }
+
+    /// Add the tasks of `higher` beyond those held (a prefix of `higher`),
+    /// each with its term at w = 0 (0 jobs up to w = 0 without jitter), to
+    /// be brought to the current w by the next [`Interference::at`], whose
+    /// w is above 0 (w ≥ B + C > 0 in [`Interference::window`]).
+    #[inline(always)]
+    fn extend_to(&mut self, higher: &[Task]) {
+        for h in &higher[self.terms.len()..] {
+            let (value, until) = match h.jitter {
+                0 => (0, 0),
+                _ => match Self::term(0, h.period, h.wcet, h.jitter) {
+                    Some(term) => term,
+                    None => {
+                        self.valid = false;
+                        (0, 0)
+                    }
+                },
+            };
+            match self.sum.checked_add(value) {
+                Some(sum) => self.sum = sum,
+                None => self.valid = false,
+            }
+            self.terms.push((h.period, h.wcet, h.jitter, value, until));
+        }
+    }
+
+    /// I(w) over the terms held, or `None` where [`demand_at`] overflows.
+    /// Requires w > 0 where terms were added since the last call.
+    #[inline(always)]
+    fn at(&mut self, w: Time) -> Option<Time> {
+        if self.valid && w >= self.w {
+            let mut sum = self.sum;
+            for t in self.terms.iter_mut() {
+                if w > t.4 {
+                    let (value, until) =
+                        Self::next_term(w, t.0, t.1, t.2, t.3, t.4).or_else(|| {
+                            self.valid = false;
+                            None
+                        })?;
+                    // The job count only grows with w: no underflow; an
+                    // overflow means the sum at w does.
+                    sum = (sum - t.3).checked_add(value).or_else(|| {
+                        self.valid = false;
+                        None
+                    })?;
+                    t.3 = value;
+                    t.4 = until;
+                }
+            }
+            self.w = w;
+            self.sum = sum;
+            return Some(sum);
+        }
+        let mut sum: Time = 0;
+        self.valid = false;
+        for t in self.terms.iter_mut() {
+            let (value, until) = Self::term(w, t.0, t.1, t.2)?;
+            sum = sum.checked_add(value)?;
+            t.3 = value;
+            t.4 = until;
+        }
+        self.w = w;
+        self.sum = sum;
+        self.valid = true;
+        Some(sum)
+    }
+
+    /// [`window_from`]'s plain passes (the same iterates, so the same
+    /// answer) for `task` below the tasks held. Requires B + C > 0 (as
+    /// [`window_from`]).
+    #[inline(always)]
+    fn window(&mut self, task: &Task, start: Time, limit: Time) -> Option<Time> {
+        let base = task.blocking.checked_add(task.wcet)?;
+        debug_assert!(base > 0, "Interference::window needs B + C > 0");
+        let mut w = start.max(base);
+        loop {
+            let next = base.checked_add(self.at(w)?)?;
+            if next > limit {
+                return None;
+            }
+            if next == w {
+                return Some(w);
+            }
+            w = next;
+        }
     }
 }
 
@@ -1139,6 +1358,96 @@ mod tests {
                     let start = w.saturating_sub(extra);
                     prop_assert_eq!(response_time_from(higher, task, start), exact);
                 }
+            }
+        }
+
+        /// [`window_short`] takes the plain passes' iterates (from any
+        /// start, above the least fixed point too) and finds fp's response
+        /// times from starts up to it.
+        #[test]
+        fn window_short_matches_plain_passes(
+            raw in prop::collection::vec((100u64..=5000, 1u64..=40, 0u64..=40, 0u8..6), 1..=17),
+            shift in prop::collection::vec(0u64..=3000, 17),
+        ) {
+            let tasks = tasks_from(&raw);
+            for i in 0..tasks.len() {
+                let (higher, task) = (&tasks[..i], &tasks[i]);
+                if !windowed(task) {
+                    continue;
+                }
+                let base = task.blocking + task.wcet;
+                let limit = deadline_point(task);
+                let plain = |mut w: Time| loop {
+                    let next = demand_at(higher, base, w)?;
+                    if next > limit {
+                        return None;
+                    }
+                    if next == w {
+                        return Some(w);
+                    }
+                    w = next;
+                };
+                let exact = fp::response_time(higher, task);
+                let lfp = exact.map_or(base, |r| r - task.jitter);
+                for w in [base, lfp.saturating_sub(shift[i]).max(base), lfp + shift[i]] {
+                    prop_assert_eq!(window_short(higher, base, w, limit), plain(w));
+                }
+                let got = window_short(higher, base, base, limit).map(|w| w + task.jitter);
+                prop_assert_eq!(got, exact);
+            }
+        }
+
+        /// [`Interference::next_term`] (one job more without a division
+        /// where it can) gives [`Interference::term`]'s values beyond a
+        /// term's `until`, at the period boundaries and anywhere, small
+        /// values and near overflow.
+        #[test]
+        fn next_term_matches_term(
+            small in (1u64..=5000, 0u64..=5000, 0u64..=3000, 0u64..=20_000, 0u64..=10_000),
+            large in (1u64.., any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>()),
+        ) {
+            for (period, wcet, jitter, w0, off) in [small, large] {
+                let Some((value, until)) = Interference::term(w0, period, wcet, jitter) else {
+                    continue;
+                };
+                let beyond = [
+                    until.checked_add(1),
+                    until.checked_add(period),
+                    until.checked_add(period).and_then(|w| w.checked_add(1)),
+                    until.checked_add(1).and_then(|w| w.checked_add(off)),
+                ];
+                for w in beyond.into_iter().flatten() {
+                    prop_assert_eq!(
+                        Interference::next_term(w, period, wcet, jitter, value, until),
+                        Interference::term(w, period, wcet, jitter)
+                    );
+                }
+            }
+        }
+
+        /// [`Interference`], carried down a core as [`Core::make_exact`]
+        /// does (starts that mostly grow, some below the previous w), finds
+        /// fp's response times.
+        #[test]
+        fn interference_matches_fp(
+            raw in prop::collection::vec((100u64..=5000, 1u64..=40, 0u64..=40, 0u8..6), 1..40),
+            back in prop::collection::vec(0u64..=400, 40),
+        ) {
+            let tasks = tasks_from(&raw);
+            let mut sum = Interference::default();
+            sum.clear();
+            for i in 0..tasks.len() {
+                let (higher, task) = (&tasks[..i], &tasks[i]);
+                if !windowed(task) {
+                    continue;
+                }
+                let exact = fp::response_time(higher, task);
+                let w = exact.map_or(0, |r| r - task.jitter);
+                sum.extend_to(higher);
+                let got = sum
+                    .window(task, w.saturating_sub(back[i]), deadline_point(task))
+                    .map(|w| w + task.jitter);
+                prop_assert_eq!(got, exact);
             }
         }
 

@@ -141,7 +141,7 @@ struct Workspace {
     cores: Vec<Core>,
     queue: Vec<Item>,
     order: Vec<usize>,
-    keys: Vec<(f64, usize)>,
+    keys: Vec<u64>,
     split: SplitScratch,
     resp: Vec<(Time, bool, Time)>,
 }

@@ -492,5 +492,30 @@ fn validate(tasks: &[Task], p: &Partition) {
     }
 }
 
+/// [`CoreList`] reads, compares, prints and serializes as the list of its
+/// cores, inline (up to two) or on the heap.
+#[test]
+fn core_list_is_a_list_of_cores() {
+    let mut c = CoreList::new();
+    assert!(c.is_empty());
+    let mut v: Vec<usize> = Vec::new();
+    for core in [3, 0, 7, 7, 12] {
+        c.push(core);
+        v.push(core);
+        assert_eq!(c.as_slice(), v.as_slice());
+        assert_eq!(c, v);
+        assert_eq!(CoreList::from(v.clone()), c);
+        assert_eq!(Vec::from(c.clone()), v);
+        assert_eq!(format!("{c:?}"), format!("{v:?}"));
+        let json = serde_json::to_string(&c).expect("serializes");
+        assert_eq!(json, serde_json::to_string(&v).expect("serializes"));
+        let back: CoreList = serde_json::from_str(&json).expect("deserializes");
+        assert_eq!(back, c);
+        assert_eq!(c.iter().copied().collect::<CoreList>(), c);
+    }
+    assert_ne!(CoreList::from(vec![1, 2]), CoreList::from(vec![1, 2, 3]));
+    assert_eq!(CoreList::from(&[5usize][..]), [5]);
+}
+
 #[path = "scale_tests.rs"]
 mod scale_tests;
