@@ -6,7 +6,9 @@
 
 Builds this checkout (`rtgpu`, `rtgpu-bench`, `sim`, `scale`), and, with
 `--old REV`, the same binaries of git revision REV in a temporary work
-tree (`--old-bin DIR` takes them from DIR instead). Then, for N rounds
+tree (`--old-bin DIR` takes them from DIR instead; `sim` reads
+examples/feature-tracking.toml from the source tree it was built in, which
+must still be there). Then, for N rounds
 (default 3), each build in turn (the order swapped every other round, so
 neither always runs first on a machine whose speed drifts):
 
@@ -88,7 +90,10 @@ def best_cpu(cmd: list[str], runs: int) -> float:
 
 
 def output_of(cmd: list[str]) -> str:
-    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    p = subprocess.run(cmd, check=False, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"goals: {' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()[-500:]}")
+    return p.stdout
 
 
 def jobs_per_cpu_s(text: str) -> float:

@@ -64,7 +64,8 @@ impl Line {
 /// binary tree took log2 n levels, whose lower lines missed in cache at
 /// n = 10,000 release slots: 20 % fewer L1 misses and 4 % fewer
 /// instructions per CPU-only job there, the same instructions per GPU job
-/// (callgrind); eight children saved more misses but cost 2.7 % more
+/// (callgrind; no wall-clock difference was measurable on the 2-vCPU dev
+/// VM, docs/benchmarks.md); eight children saved more misses but cost 2.7 % more
 /// instructions per GPU job, scanning a line per level). Keys of set
 /// slots must differ (the engine's do: they carry the slot's index), which
 /// is what lets a node hold just the winning key: the slot that won is the
