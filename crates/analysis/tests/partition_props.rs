@@ -314,8 +314,12 @@ fn heavy_set(bound: f64, max_u: f64) -> impl Strategy<Value = (Vec<Task>, usize)
 
 proptest! {
     // No regression files: this crate's test directory holds sources only.
+    // The utilization-bound tests reject sets the bound does not admit:
+    // room for more than the default 1,024 rejects at large
+    // `PROPTEST_CASES`.
     #![proptest_config(ProptestConfig {
         failure_persistence: None,
+        max_global_rejects: 1 << 20,
         ..ProptestConfig::default()
     })]
 
