@@ -201,7 +201,7 @@ def main() -> None:
             log(out, f"machine: {model.group(1) if model else '?'}, {os.cpu_count()} CPUs")
             log(out, f"new: {head} (working tree); old: {args.old or args.old_bin or 'none'}")
             samples: dict[tuple[str, str], list[float]] = defaultdict(list)
-            order = sorted(builds, reverse=True)  # new first
+            order = list(builds)  # new, then old; swapped in even rounds
             for rnd in range(1, args.rounds + 1):
                 log(out, f"round {rnd}, load {os.getloadavg()[0]:.2f}")
                 for name in order if rnd % 2 else order[::-1]:
