@@ -74,11 +74,13 @@ def build(src: Path, target: Path) -> Path:
     return target / "release"
 
 
-def cpu_time(cmd: list[str], stdout: int | None = subprocess.DEVNULL) -> float:
+def cpu_time(cmd: list[str]) -> float:
     """Runs `cmd` once; its user + system CPU seconds (exit status checked)."""
-    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # Drained before the wait (a full pipe would block the child); the
+    # wait itself gives the child's resource usage.
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    _, status, usage = os.wait4(proc.pid, 0)
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):  # 1: analyze / simulate reported misses, still timed
         sys.exit(f"goals: {' '.join(cmd)} exited {code}: {err.strip()[-500:]}")

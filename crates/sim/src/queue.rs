@@ -6,8 +6,9 @@
 //! [`MinTree`]: a tournament (winner) tree over a fixed set of slots, each
 //! holding at most one key, four children per node; setting or clearing
 //! a slot replays the matches on its path to the root (log4 of the slot
-//! count), the minimum is read at the root. Unlike a binary heap with lazy deletion it holds no stale
-//! entries: a slot's new key replaces its old one.
+//! count), the minimum is read at the root. Unlike a binary heap with lazy
+//! deletion it holds no stale entries: a slot's new key replaces its old
+//! one.
 //!
 //! [`EventQueue`]: the event queue, a few tournament trees (one per group
 //! of slots) and a binary heap. Segment ends (one live per core: a new one
@@ -60,16 +61,16 @@ impl Line {
 
 /// Tournament (winner) tree over `n` slots with four children per node;
 /// see the module docs. A node's children lie in one aligned half line,
-/// so setting a slot replays log4 n levels, one load of four keys each (a
-/// binary tree took log2 n levels, whose lower lines missed in cache at
-/// n = 10,000 release slots: 20 % fewer L1 misses and 4 % fewer
-/// instructions per CPU-only job there, the same instructions per GPU job
-/// (callgrind; no wall-clock difference was measurable on the 2-vCPU dev
-/// VM, docs/benchmarks.md); eight children saved more misses but cost 2.7 % more
-/// instructions per GPU job, scanning a line per level). Keys of set
-/// slots must differ (the engine's do: they carry the slot's index), which
-/// is what lets a node hold just the winning key: the slot that won is the
-/// one holding that key. `u64::MAX` marks a free slot.
+/// so setting a slot replays log4 n levels, one load of four keys each.
+/// (A binary tree took log2 n levels, whose lower lines missed in cache at
+/// n = 10,000 release slots: four children give 20 % fewer L1 misses and
+/// 4 % fewer instructions per CPU-only job there and the same instructions
+/// per GPU job (callgrind; no wall-clock difference was measurable on the
+/// 2-vCPU dev VM, docs/benchmarks.md); eight saved more misses but cost
+/// 2.7 % more instructions per GPU job, scanning a line per level.) Keys of
+/// set slots must differ (the engine's do: they carry the slot's index),
+/// which is what lets a node hold just the winning key: the slot that won
+/// is the one holding that key. `u64::MAX` marks a free slot.
 #[derive(Debug, Clone)]
 pub(crate) struct MinTree {
     /// The levels' lines, the slots' first: level 0 holds slot i in line
