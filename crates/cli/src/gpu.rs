@@ -149,7 +149,7 @@ pub fn open_backend(
         BackendChoice::Auto => match CudaBackend::open() {
             Ok(b) if b.devices().len() >= platform.gpus.len() => Ok(Arc::new(b)),
             Ok(b) => {
-                println!(
+                eprintln!(
                     "GPU backend: emulated, because the platform declares {} GPU(s) and CUDA \
                      has {}",
                     platform.gpus.len(),
@@ -158,7 +158,7 @@ pub fn open_backend(
                 emulated_of_platform()
             }
             Err(e) => {
-                println!("GPU backend: emulated, because the CUDA backend is unavailable: {e}");
+                eprintln!("GPU backend: emulated, because the CUDA backend is unavailable: {e}");
                 emulated_of_platform()
             }
         },

@@ -134,6 +134,14 @@ enum Command {
         /// timer a millisecond late).
         #[arg(long, value_enum, default_value_t = run::KeepAwake::Auto)]
         keep_awake: run::KeepAwake,
+        /// Under SCHED_DEADLINE, keep the task reservations from reclaiming
+        /// CPU bandwidth no reservation uses. By default they reclaim it
+        /// (SCHED_FLAG_RECLAIM, the kernel's GRUB): a job whose runtime was
+        /// eaten (time a virtual machine's host took counts as runtime)
+        /// runs on instead of waiting for its next period, and every
+        /// reservation still gets its runtime.
+        #[arg(long)]
+        no_reclaim: bool,
         /// Overheads the analysis charges (and so the plan that runs and
         /// the bounds beside it): `workload` (default: the file's own
         /// `[overheads]`, seed 000 Table III where absent), `machine` (this
@@ -271,6 +279,7 @@ fn main() -> ExitCode {
             klmirqd,
             sched,
             keep_awake,
+            no_reclaim,
             overheads,
         } => run::run(&run::Options {
             file: &file,
@@ -283,6 +292,7 @@ fn main() -> ExitCode {
             klmirqd: &klmirqd,
             sched,
             keep_awake,
+            reclaim: !no_reclaim,
             overheads: &overheads,
         }),
         Command::Daemon {

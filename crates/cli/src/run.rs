@@ -21,6 +21,8 @@ pub struct Options<'a> {
     pub klmirqd: &'a KlmirqdArgs,
     pub sched: crate::SchedArg,
     pub keep_awake: KeepAwake,
+    /// SCHED_FLAG_RECLAIM on the task reservations (unless `--no-reclaim`).
+    pub reclaim: bool,
     pub overheads: &'a crate::overheads::Source,
 }
 
@@ -201,6 +203,7 @@ pub fn run(o: &Options) -> ExitCode {
                 KeepAwake::Off => false,
                 KeepAwake::Auto => o.realtime && rtgpu_runtime::os::in_virtual_machine(),
             },
+            dl_reclaim: o.reclaim,
         },
     ) {
         Ok(mut out) => {

@@ -143,6 +143,49 @@ fn no_nvidia_driver() -> bool {
     .any(|p| std::path::Path::new(p).exists())
 }
 
+/// `--json` writes JSON alone to standard output, also where `--backend
+/// auto` falls back to the emulated GPU (that notice goes to standard
+/// error), with the run's start on CLOCK_MONOTONIC for lining it up with a
+/// kernel trace; under `--sched deadline` the reservations reclaim unused
+/// bandwidth unless `--no-reclaim`.
+#[test]
+fn json_output_is_json_alone_and_reclaim_is_the_deadline_default() {
+    for extra in [&[][..], &["--no-reclaim"][..]] {
+        let mut args = vec![
+            "run",
+            "examples/perception-1gpu.toml",
+            "--duration",
+            "50 ms",
+            "--sched",
+            "deadline",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let ex = example("perception-1gpu.toml");
+        args[1] = &ex;
+        let o = rtgpu(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{err}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is JSON");
+        if no_nvidia_driver() {
+            assert!(err.contains("GPU backend: emulated"), "{err}");
+        }
+        assert!(v["run"]["started_at_monotonic"].as_u64().unwrap_or(0) > 0);
+        let policy = v["run"]["policy"].as_str().expect("policy");
+        if policy.starts_with("SCHED_DEADLINE") {
+            assert_eq!(
+                policy.contains("SCHED_FLAG_RECLAIM"),
+                extra.is_empty(),
+                "{policy}"
+            );
+            let ran = v["run"]["tasks"][0]["ran_under"].as_str().unwrap_or("");
+            assert_eq!(ran.ends_with(", reclaiming"), extra.is_empty(), "{ran}");
+        } else {
+            eprintln!("SCHED_DEADLINE not permitted here: {policy}");
+        }
+    }
+}
+
 /// Seed 004's tracker: C-EDF with GPU-using tasks on 2 x 6 cores and 8
 /// (emulated) GPUs runs, folded onto this machine's CPUs.
 #[test]

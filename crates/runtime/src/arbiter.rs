@@ -803,6 +803,7 @@ mod tests {
             runtime: 100_000,
             deadline: 1_000_000,
             period: 1_000_000,
+            reclaim: false,
         };
         let fifo = SchedPolicy::Fifo { priority: 10 };
         let (base, high) = (prio_of_fifo(10), prio_of_fifo(99));

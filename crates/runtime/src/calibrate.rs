@@ -729,6 +729,7 @@ fn enter(policy: ProbePolicy, cpu: Option<usize>, dl: Reservation) -> Result<(),
             runtime: dl.0,
             deadline: dl.1,
             period: dl.1,
+            reclaim: false,
         },
         ProbePolicy::Other => return Ok(()),
     };

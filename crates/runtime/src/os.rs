@@ -46,11 +46,14 @@ pub enum SchedPolicy {
     Fifo { priority: u8 },
     /// SCHED_IDLE: runs only when nothing else wants the CPU.
     Idle,
-    /// SCHED_DEADLINE reservation: `runtime` every `period` within `deadline`.
+    /// SCHED_DEADLINE reservation: `runtime` every `period` within `deadline`;
+    /// `reclaim`: SCHED_FLAG_RECLAIM, the kernel's GRUB reclaiming (the
+    /// reservation may also run on bandwidth no reservation uses).
     Deadline {
         runtime: Nanos,
         deadline: Nanos,
         period: Nanos,
+        reclaim: bool,
     },
 }
 
@@ -72,14 +75,16 @@ impl SchedPolicy {
                 runtime,
                 deadline,
                 period,
+                reclaim,
             } => {
+                let reclaiming = if reclaim { ", reclaiming" } else { "" };
                 let within = if deadline == period {
                     String::new()
                 } else {
                     format!(" within {}", us(deadline))
                 };
                 format!(
-                    "SCHED_DEADLINE runtime {} every {}{within}",
+                    "SCHED_DEADLINE runtime {} every {}{within}{reclaiming}",
                     us(runtime),
                     us(period)
                 )
@@ -106,6 +111,8 @@ const SCHED_OTHER: u32 = 0;
 const SCHED_FIFO: u32 = 1;
 const SCHED_IDLE: u32 = 5;
 const SCHED_DEADLINE: u32 = 6;
+// include/uapi/linux/sched.h
+const SCHED_FLAG_RECLAIM: u64 = 0x02;
 
 /// The calling thread's kernel thread id.
 pub fn gettid() -> libc::pid_t {
@@ -133,29 +140,41 @@ pub fn set_sched_policy(tid: libc::pid_t, policy: SchedPolicy) -> Result<(), OsE
             runtime,
             deadline,
             period,
+            reclaim,
         } => {
             attr.sched_policy = SCHED_DEADLINE;
+            if reclaim {
+                attr.sched_flags |= SCHED_FLAG_RECLAIM;
+            }
             attr.sched_runtime = runtime;
             attr.sched_deadline = deadline;
             attr.sched_period = period;
         }
     }
-    // SAFETY: attr is a valid, fully initialised sched_attr of the size it declares.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_sched_setattr,
-            tid,
-            &attr as *const SchedAttr,
-            0u32,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(OsError::last(
-            "sched_setattr",
-            format!("thread {tid} to {policy:?}"),
-        ))
+    // A SCHED_DEADLINE request the admission control refuses (EBUSY) may
+    // fit a moment later: the kernel frees the bandwidth of a reservation
+    // that exited or changed policy at its 0-lag time, up to a deadline
+    // later (Documentation/scheduler/sched-deadline.rst, 2.1). So EBUSY is
+    // retried for up to 250 ms before it is reported.
+    let give_up = monotonic_now() + 250_000_000;
+    loop {
+        // SAFETY: attr is a valid, fully initialised sched_attr of the size it declares.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_sched_setattr,
+                tid,
+                &attr as *const SchedAttr,
+                0u32,
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        let err = OsError::last("sched_setattr", format!("thread {tid} to {policy:?}"));
+        if err.source.raw_os_error() != Some(libc::EBUSY) || monotonic_now() >= give_up {
+            return Err(err);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
 
@@ -183,6 +202,7 @@ pub fn sched_policy(tid: libc::pid_t) -> Result<SchedPolicy, OsError> {
             runtime: attr.sched_runtime,
             deadline: attr.sched_deadline,
             period: attr.sched_period,
+            reclaim: attr.sched_flags & SCHED_FLAG_RECLAIM != 0,
         },
         SCHED_IDLE => SchedPolicy::Idle,
         _ => SchedPolicy::Other {
@@ -216,6 +236,104 @@ pub fn in_virtual_machine() -> bool {
             .filter(|l| l.starts_with("flags"))
             .any(|l| l.split_whitespace().any(|f| f == "hypervisor"))
     })
+}
+
+/// The kernel's preemption model and where it was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preemption {
+    /// `none`, `voluntary`, `full`, `lazy`, `rt` (or `none or voluntary`,
+    /// all a version string tells apart); `None` where the
+    /// kernel can switch models at run time (PREEMPT_DYNAMIC) and the
+    /// current one could not be read.
+    pub model: Option<String>,
+    /// Where it was read, or why it could not be, in words.
+    pub source: String,
+}
+
+impl Preemption {
+    /// True when a thread inside the kernel keeps its CPU until it returns
+    /// or yields (`none`, `voluntary`): a woken real-time thread waits.
+    pub fn kernel_code_blocks(&self) -> bool {
+        matches!(
+            self.model.as_deref(),
+            Some("none" | "voluntary" | "none or voluntary")
+        )
+    }
+}
+
+/// The current model of `/sys/kernel/debug/sched/preempt` ("none
+/// (voluntary) full lazy": the one in parentheses).
+pub fn preempt_model_of_debugfs(text: &str) -> Option<String> {
+    let open = text.find('(')?;
+    let close = text[open..].find(')')? + open;
+    Some(text[open + 1..close].trim().to_string()).filter(|m| !m.is_empty())
+}
+
+/// `preempt=MODEL` on a kernel command line.
+pub fn preempt_model_of_cmdline(cmdline: &str) -> Option<String> {
+    cmdline
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("preempt="))
+        .map(str::to_string)
+}
+
+/// What the kernel's version string (`uname -v`) says of its preemption
+/// model; `None` for PREEMPT_DYNAMIC, whose current model it does not say.
+pub fn preempt_model_of_version(version: &str) -> Option<String> {
+    let words: Vec<&str> = version.split_whitespace().collect();
+    let model = if words.contains(&"PREEMPT_RT") {
+        "rt"
+    } else if words.contains(&"PREEMPT_DYNAMIC") {
+        return None;
+    } else if words.contains(&"PREEMPT") {
+        "full"
+    } else if words.contains(&"PREEMPT_LAZY") {
+        "lazy"
+    } else {
+        "none or voluntary"
+    };
+    Some(model.to_string())
+}
+
+/// Reads this kernel's preemption model: debugfs (the current model of a
+/// PREEMPT_DYNAMIC kernel; root), else `preempt=` on the command line,
+/// else the version string.
+pub fn preemption() -> Preemption {
+    const DEBUGFS: &str = "/sys/kernel/debug/sched/preempt";
+    let debugfs = std::fs::read_to_string(DEBUGFS);
+    if let Some(model) = debugfs.as_deref().ok().and_then(preempt_model_of_debugfs) {
+        return Preemption {
+            model: Some(model),
+            source: DEBUGFS.to_string(),
+        };
+    }
+    if let Some(model) = std::fs::read_to_string("/proc/cmdline")
+        .ok()
+        .as_deref()
+        .and_then(preempt_model_of_cmdline)
+    {
+        return Preemption {
+            model: Some(model),
+            source: "preempt= on the kernel command line".to_string(),
+        };
+    }
+    let version = std::fs::read_to_string("/proc/sys/kernel/version").unwrap_or_default();
+    match preempt_model_of_version(&version) {
+        Some(model) => Preemption {
+            source: format!("the kernel version `{}`", version.trim()),
+            model: Some(model),
+        },
+        None => Preemption {
+            model: None,
+            source: format!(
+                "PREEMPT_DYNAMIC, and {DEBUGFS} {}",
+                match debugfs {
+                    Err(e) => format!("is not readable ({e})"),
+                    Ok(_) => "names no model".to_string(),
+                }
+            ),
+        },
+    }
 }
 
 /// Pins thread `tid` (0 = the calling thread) to the given CPUs.
@@ -378,6 +496,7 @@ pub fn probe_capabilities() -> Capabilities {
                 runtime: 100_000,
                 deadline: 10_000_000,
                 period: 10_000_000,
+                reclaim: false,
             },
         );
         let _ = set_sched_policy(0, SchedPolicy::Other { nice: 0 });
@@ -410,6 +529,15 @@ pub fn probe_capabilities() -> Capabilities {
                 .to_string(),
         ),
         Err(e) => Some(e.to_string()),
+    };
+    // FIFO permitted but DEADLINE not: say why where the kernel said more
+    // than "no" (EBUSY: its admission control found no bandwidth left).
+    let reason = match (&reason, &deadline) {
+        (None, Err(e)) if e.source.raw_os_error() == Some(libc::EBUSY) => Some(format!(
+            "SCHED_DEADLINE's admission control refused a 1 % reservation (EBUSY): the \
+             CPUs' deadline bandwidth is taken ({e})"
+        )),
+        _ => reason,
     };
     Capabilities {
         fifo: fifo.is_ok(),
@@ -470,6 +598,37 @@ pub fn find_threads(pred: impl Fn(&str) -> bool) -> io::Result<Vec<(libc::pid_t,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn preemption_models_are_read_from_debugfs_cmdline_and_version() {
+        assert_eq!(
+            preempt_model_of_debugfs("none (voluntary) full lazy\n").as_deref(),
+            Some("voluntary")
+        );
+        assert_eq!(preempt_model_of_debugfs("none voluntary full"), None);
+        assert_eq!(
+            preempt_model_of_cmdline("ro quiet preempt=full isolcpus=2").as_deref(),
+            Some("full")
+        );
+        assert_eq!(preempt_model_of_cmdline("ro quiet"), None);
+        let v = |s: &str| preempt_model_of_version(s);
+        assert_eq!(v("#1 SMP PREEMPT_DYNAMIC @0"), None);
+        assert_eq!(v("#1 SMP PREEMPT_RT Thu Jan 1").as_deref(), Some("rt"));
+        assert_eq!(v("#1 SMP PREEMPT Thu Jan 1").as_deref(), Some("full"));
+        assert_eq!(v("#1 SMP Thu Jan 1").as_deref(), Some("none or voluntary"));
+        let p = |m: &str| Preemption {
+            model: Some(m.to_string()),
+            source: String::new(),
+        };
+        assert!(p("none").kernel_code_blocks() && p("voluntary").kernel_code_blocks());
+        assert!(!p("full").kernel_code_blocks() && !p("rt").kernel_code_blocks());
+        // This machine's answer names a model or says why it cannot.
+        let here = preemption();
+        assert!(
+            here.model.is_some() || here.source.contains("PREEMPT_DYNAMIC"),
+            "{here:?}"
+        );
+    }
 
     #[test]
     fn monotonic_clock_advances_and_absolute_sleep_reaches_its_deadline() {

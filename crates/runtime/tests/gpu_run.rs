@@ -70,6 +70,7 @@ fn run_planned_charging(
             backend: None,
             klmirqd,
             keep_awake: false,
+            dl_reclaim: false,
         },
     )
     .expect("runs")

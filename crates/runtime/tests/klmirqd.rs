@@ -368,7 +368,8 @@ fn independent_mode_is_a_deadline_server_or_says_why_not() {
             SchedPolicy::Deadline {
                 runtime: 200 * US,
                 deadline: 2 * MS,
-                period: 2 * MS
+                period: 2 * MS,
+                reclaim: false,
             }
         );
         assert_eq!(report.policy, "SCHED_DEADLINE runtime 200 us every 2 ms");

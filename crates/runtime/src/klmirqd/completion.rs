@@ -187,6 +187,7 @@ fn start_server(s: &ServerConfig) -> Option<String> {
         runtime: s.runtime,
         deadline: s.period,
         period: s.period,
+        reclaim: false,
     };
     let err = match os::set_sched_policy(0, dl) {
         Ok(()) => return None,

@@ -66,6 +66,10 @@ pub struct RunConfig {
     /// Keep the run's CPUs from halting between jobs (`awake`): a SCHED_IDLE
     /// spinner per CPU while jobs are released.
     pub keep_awake: bool,
+    /// Task reservations reclaim CPU bandwidth no reservation uses
+    /// (SCHED_FLAG_RECLAIM: the kernel's GRUB; each still gets its runtime
+    /// every period, Lipari & Baruah 2000).
+    pub dl_reclaim: bool,
 }
 
 impl RunConfig {
@@ -79,6 +83,7 @@ impl RunConfig {
             backend: None,
             klmirqd: KlmirqdMode::Dependent,
             keep_awake: false,
+            dl_reclaim: false,
         }
     }
 }

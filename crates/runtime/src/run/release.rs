@@ -18,6 +18,8 @@ pub(super) struct Ran {
     pub(super) jobs: Vec<JobRun>,
     pub(super) warnings: Vec<String>,
     pub(super) ran_under: Vec<Option<String>>,
+    /// CLOCK_MONOTONIC instant of the first release (ns).
+    pub(super) t0: Nanos,
 }
 
 /// Starts a thread per task of `specs`, releases jobs for `duration` from
@@ -77,6 +79,7 @@ pub(super) fn execute(
         jobs,
         warnings: thread_warnings,
         ran_under,
+        t0,
     })
 }
 

@@ -123,6 +123,10 @@ pub struct RunOutcome {
     /// interrupts, kernel work (`delays::unexplained_delays`), the run's
     /// counterpart of the simulator's priority inversions.
     pub unexplained_delays: Vec<Nanos>,
+    /// CLOCK_MONOTONIC instant of the first release (ns): the jobs' times
+    /// are relative to it. ftrace's `mono` trace clock reads the same
+    /// clock, so a kernel trace of the run lines up with its jobs.
+    pub started_at_monotonic: Nanos,
 }
 
 /// One vGPU's reservation and the share of its GPU it used in a run.
@@ -158,6 +162,7 @@ pub(super) fn outcome(
         jobs,
         warnings: thread_warnings,
         ran_under,
+        t0,
     } = ran;
     warnings.extend(thread_warnings);
     let mut handoffs = Vec::new();
@@ -214,6 +219,7 @@ pub(super) fn outcome(
         klmirqd,
         vgpus,
         unexplained_delays,
+        started_at_monotonic: t0,
     }
 }
 

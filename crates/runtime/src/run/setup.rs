@@ -48,6 +48,30 @@ pub(super) struct Prepared {
     pub(super) clusters: Vec<Option<Arc<ClusterGpus>>>,
 }
 
+/// Says what the kernel's preemption model does to the run's real-time
+/// threads: with `none` or `voluntary`, a thread inside a system call keeps
+/// its CPU until it returns or yields, and no bound charges that wait.
+fn preemption_note(p: &os::Preemption, warnings: &mut Vec<String>, notes: &mut Vec<String>) {
+    const HOW: &str = "`echo full > /sys/kernel/debug/sched/preempt` (PREEMPT_DYNAMIC kernels) \
+                       or `preempt=full` on the kernel command line makes kernel code \
+                       preemptible";
+    const WHAT: &str = "a thread inside a system call keeps its CPU until it returns or \
+                        yields, and a real-time thread woken on that CPU waits meanwhile, a \
+                        wait no bound charges (on the H100 box, up to 1 ms behind the GPU \
+                        driver)";
+    match &p.model {
+        Some(m) if p.kernel_code_blocks() => warnings.push(format!(
+            "kernel preemption model `{m}` ({}): {WHAT}; {HOW}",
+            p.source
+        )),
+        Some(_) => {}
+        None => notes.push(format!(
+            "kernel preemption model unknown ({}): if it is `none` or `voluntary`, {WHAT}; {HOW}",
+            p.source
+        )),
+    }
+}
+
 /// What the machine permits and the plan needs.
 struct Placement {
     caps: os::Capabilities,
@@ -55,6 +79,8 @@ struct Placement {
     edf: bool,
     realtime: bool,
     reserve: bool,
+    /// The task reservations reclaim unused bandwidth (SCHED_FLAG_RECLAIM).
+    reclaim: bool,
     policy_words: String,
 }
 
@@ -79,6 +105,9 @@ pub(super) fn prepare(
         .map(|_| Arc::new(edf::EdfDispatcher::default()))
         .collect();
     let mut notes = Vec::new();
+    if placement.realtime || placement.reserve {
+        preemption_note(&os::preemption(), &mut warnings, &mut notes);
+    }
     let (backend, clusters) = gpus(
         workload,
         report,
@@ -246,6 +275,12 @@ fn policies(
     } else {
         policy_words
     };
+    let reclaim = config.dl_reclaim && reserve && !reserved.is_empty();
+    let policy_words = if reclaim {
+        format!("{policy_words}; the reservations reclaim bandwidth none uses (SCHED_FLAG_RECLAIM)")
+    } else {
+        policy_words
+    };
     if edf && !realtime {
         warnings.push(
             "the EDF order cannot be enforced without real-time priorities: jobs run in \
@@ -259,6 +294,7 @@ fn policies(
         edf,
         realtime,
         reserve,
+        reclaim,
         policy_words,
     }
 }
@@ -466,6 +502,7 @@ fn task_specs(
                         runtime: r.runtime,
                         deadline: r.deadline,
                         period: r.period,
+                        reclaim: placement.reclaim,
                     }
                 } else {
                     SchedPolicy::Other { nice: 0 }
