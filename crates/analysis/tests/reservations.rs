@@ -438,3 +438,58 @@ fn a_release_latency_beyond_the_deadline_leaves_a_runnable_plan() {
     let r = plan.tasks[0].reservation.expect("a reservation");
     assert_eq!((r.deadline, r.period), (900_000, 900_000));
 }
+
+/// Past the density test, soft real time (`--sched deadline`'s tardiness,
+/// docs/analyses.md). Two cores; a and c: C = 5 ms, T = 10 ms, runtime
+/// C + 20 % = 6 ms; b: C = 2 ms, T = 5 ms, runtime 2.4 ms (zero overheads:
+/// periods = deadlines). U = 0.6 + 0.48 + 0.6 = 1.68 <= 2, but the density
+/// test's 1.68 + 0.6 = 2.28 > 2 fails. Devi & Anderson: Λ = ⌈1.68⌉ − 1 =
+/// 1, x = (E_1 − e_min)/(m − U_0) = (6 − 2.4)/2 = 1.8 ms; τ = x + e: a and
+/// c 7.8 ms, b 4.2 ms, each within its period, so no restart; a job ends
+/// by D + P + τ: 27.8 ms and 14.2 ms. A fourth task d (0.3 ms every 2 ms,
+/// runtime 0.5 ms) makes x = (6 − 0.5)/2 = 2.75 ms, and b's τ = 5.15 ms
+/// is more than its 5 ms period (d's 3.25 ms more than its 2 ms): no
+/// bound, and the note names the first.
+#[test]
+fn past_the_density_test_reservations_get_tardiness_bounds() {
+    let three = "[[task]]\nname = \"a\"\nwcet = \"5 ms\"\nperiod = \"10 ms\"\nreservation = true\n\
+                 [[task]]\nname = \"b\"\nwcet = \"2 ms\"\nperiod = \"5 ms\"\nreservation = true\n\
+                 [[task]]\nname = \"c\"\nwcet = \"5 ms\"\nperiod = \"10 ms\"\nreservation = true\n";
+    let (report, _) = analyze(&workload(2, three));
+    assert_eq!(report.verdict, Verdict::NotSchedulable);
+    assert!(
+        report.reason.contains("soft real time"),
+        "{}",
+        report.reason
+    );
+    let bounds: Vec<Option<u64>> = report.tasks.iter().map(|t| t.response_time).collect();
+    assert_eq!(
+        bounds,
+        vec![Some(27_800_000), Some(14_200_000), Some(27_800_000)]
+    );
+    assert!(report
+        .tasks
+        .iter()
+        .all(|t| t.verdict == TaskVerdict::MissesDeadline));
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.contains("x = 1.8 ms") && n.contains("a 7.8 ms, b 4.2 ms, c 7.8 ms")),
+        "{:?}",
+        report.notes
+    );
+    let four = format!(
+        "{three}[[task]]\nname = \"d\"\nwcet = \"300 us\"\nperiod = \"2 ms\"\nreservation = true\n"
+    );
+    let (report, _) = analyze(&workload(2, &four));
+    assert!(report.tasks.iter().all(|t| t.response_time.is_none()));
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.contains("no tardiness bound either: b's budgets may end 5.15 ms late")),
+        "{:?}",
+        report.notes
+    );
+}

@@ -187,6 +187,17 @@ pub fn run(o: &Options) -> ExitCode {
     } else {
         None
     };
+    // Reclaiming keeps every reservation's guarantee where the analysis
+    // gives one (Abeni, Lipari, Parri & Sun: parallel reclaiming under
+    // global EDF); past it, the tardiness bounds assume hard budgets.
+    let reclaim = o.reclaim && report.verdict == rtgpu_analysis::workload::Verdict::Schedulable;
+    let reclaim_note =
+        (o.reclaim && !reclaim && plan.tasks.iter().any(|t| t.reservation.is_some())).then(|| {
+            "the reservations do not reclaim unused bandwidth (SCHED_FLAG_RECLAIM): the analysis \
+         found no hard guarantee, and the bounds past it (tardiness) assume budgets enforced \
+         exactly"
+                .to_string()
+        });
     // Ctrl-C or SIGTERM: stop releasing, then report and write as usual.
     run::stop_on_signals();
     let outcome = match run::run(
@@ -203,10 +214,13 @@ pub fn run(o: &Options) -> ExitCode {
                 KeepAwake::Off => false,
                 KeepAwake::Auto => o.realtime && rtgpu_runtime::os::in_virtual_machine(),
             },
-            dl_reclaim: o.reclaim,
+            dl_reclaim: reclaim,
         },
     ) {
         Ok(mut out) => {
+            if let Some(n) = reclaim_note {
+                out.notes.insert(0, n);
+            }
             if let Some(n) = sched_note {
                 out.notes.insert(0, n);
             }

@@ -674,3 +674,124 @@ gpu = {{ kernels = ["1 ms"] }}
         );
     }
 }
+
+/// Past the density test, soft real time: random sets of CPU-only
+/// reservations on 2-4 cores that fail Goossens, Funk & Baruah's test but
+/// fit the cores get Devi & Anderson tardiness bounds (a job ends by
+/// D + P + τ), and no simulated job exceeds them: synchronous and sporadic
+/// releases, 0.6-1.0 of each WCET, with and without seed 000's Table III
+/// overheads. `RTGPU_TARDINESS_N` workloads (default 300).
+#[test]
+fn tardiness_bounds_past_the_density_test_hold() {
+    use rtgpu_model::Overheads;
+    let n: u64 = std::env::var("RTGPU_TARDINESS_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move |bound: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % bound
+    };
+    let (mut tardy, mut checked, mut late) = (0u64, 0u64, 0u64);
+    let mut closest = 0.0f64;
+    let mut exceeded = Vec::new();
+    for k in 0..n {
+        let m = 2 + next(3) as u32;
+        let mut text = format!("[platform]\ncores = {m}\n[overheads]\nbase = \"zero\"\n");
+        // Every third set: m + 1 heavy tasks of one period that together
+        // nearly fill the cores, whose synchronous jobs cannot all meet
+        // their deadlines.
+        let heavy = k % 3 == 0;
+        let tasks = if heavy {
+            m as u64 + 1
+        } else {
+            m as u64 + 1 + next(m as u64 + 1)
+        };
+        for i in 0..tasks {
+            // Periods within a factor of two of each other: Devi &
+            // Anderson's tardiness grows with the largest budgets, and
+            // the bound needs it below each reservation's period.
+            let period_ms = if heavy {
+                10
+            } else {
+                [10, 12, 15, 20][next(4) as usize]
+            };
+            // Utilization before the reservation's 20 % margin: 0.1-0.6,
+            // or for the heavy sets about 0.9·m / (1.2(m + 1)).
+            let permille = if heavy {
+                750 * m as u64 / (m as u64 + 1) - next(40)
+            } else {
+                100 + next(500)
+            };
+            let wcet_us = period_ms * 1000 * permille / 1000;
+            text.push_str(&format!(
+                "[[task]]\nname = \"t{i}\"\nwcet = \"{wcet_us} us\"\nperiod = \"{period_ms} ms\"\n"
+            ));
+        }
+        let mut w = wl(&text).under_deadline().expect("CPU-only tasks");
+        let overheads = k % 2 == 1;
+        if overheads {
+            w.overheads = Overheads::default();
+        }
+        let (report, _) = analyze(&w);
+        let soft = report.notes.iter().any(|n| n.contains("soft real time"));
+        if std::env::var("RTGPU_TARDINESS_WHY").is_ok() {
+            for n in report.notes.iter().filter(|n| n.contains("no tardiness")) {
+                eprintln!("{}", &n[..n.len().min(140)]);
+            }
+        }
+        if !soft || report.tasks.iter().all(|t| t.response_time.is_none()) {
+            continue;
+        }
+        tardy += 1;
+        let r = simulate(
+            &w,
+            &SimConfig {
+                duration: 2_000_000_000,
+                seed: k,
+                releases: if k % 4 >= 2 {
+                    rtgpu_sim::Releases::Sporadic {
+                        max_extra_ppm: 200_000,
+                    }
+                } else {
+                    rtgpu_sim::Releases::Periodic
+                },
+                bcet_ppm: if k % 4 >= 2 { 600_000 } else { 1_000_000 },
+                overheads,
+                ..SimConfig::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        for ((t, tr), mt) in r.tasks.iter().zip(&report.tasks).zip(&w.tasks) {
+            let Some(bound) = tr.response_time else {
+                continue;
+            };
+            checked += 1;
+            late += u64::from(t.max_response > mt.deadline);
+            closest = closest.max(t.max_response as f64 / bound as f64);
+            if t.max_response > bound {
+                exceeded.push(format!(
+                    "workload {k} ({m} cores{}): {} max response {} > bound {}\n{text}",
+                    if overheads { ", Table III" } else { "" },
+                    t.name,
+                    t.max_response,
+                    bound
+                ));
+            }
+        }
+    }
+    eprintln!(
+        "{tardy} of {n} workloads past the density test with tardiness bounds, {checked} \
+         bounds checked ({late} tasks simulated past their deadline), closest {:.1}% of its \
+         bound",
+        100.0 * closest
+    );
+    assert!(exceeded.is_empty(), "{}", exceeded.join("\n"));
+    assert!(
+        tardy * 10 >= n,
+        "only {tardy} of {n} workloads exercised the tardiness bounds"
+    );
+}

@@ -49,6 +49,15 @@ use crate::partition;
 ///   also a dispatch that may preempt, counted in the other reservations'
 ///   preemptions and charged to the fixed-priority tasks
 ///   ([`GpuWakes::charged_servers`]).
+/// - **Tardiness** (past the density test, every task a reservation and no
+///   klmirqd server; [`tardiness`]): Linux's hard CBS hands out budgets
+///   that form a sporadic task (e = a budget's core time, p = P) under
+///   global EDF, so with Σ e/P <= m each budget is delivered at most
+///   τ = x + e after its deadline (Devi & Anderson, RTS 2008). Where
+///   τ <= P no late replenishment restarts a backlogged server, so a
+///   CPU-only job ends by D + P + τ and each wake-up of a GPU-using one
+///   is at most τ later than the hard bound; where some τ > P, none
+///   (derivation: docs/analyses.md, "Past the density test").
 ///
 /// The GPU-using reservations' servers are sized by the best of
 /// [`ServerSizing::candidates`]: the one that bounds the most tasks (then: passes,
@@ -177,6 +186,45 @@ fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, 
             r.runtime = r.runtime.max(need).min(r.deadline);
         }
     }
+    let m: u32 = w.platform.clusters.iter().map(|c| c.cores).sum();
+    let all_cores: Vec<u32> = (0..m).collect();
+    let demands: Vec<ReservationDemand> = reserved
+        .iter()
+        .zip(&res)
+        .zip(&wakes)
+        .enumerate()
+        .map(|(k, ((&i, r), wk))| {
+            let t = &w.tasks[i];
+            match wk {
+                None => costs.demand(k, t.wcet, r),
+                Some(wk) => {
+                    costs.demand_over(k, wk.job_work(t), t.deadline.saturating_sub(t.jitter), r)
+                }
+            }
+        })
+        .collect();
+    // SCHED_DEADLINE entities: the reservations and the servers, each with
+    // the time it holds a core per job: its runtime and the top halves
+    // that may freeze it.
+    let mut dl: Vec<Task> = reserved
+        .iter()
+        .zip(&res)
+        .zip(&demands)
+        .map(|((&i, r), d)| Task::new(i, d.occupancy, r.period, r.deadline))
+        .collect();
+    dl.extend(servers.iter().map(|s| {
+        let occupancy = s.runtime.saturating_add(costs.top_halves(s.period));
+        Task::new(usize::MAX, occupancy, s.period, s.period)
+    }));
+    let dense = edf::gedf_density_test(&dl, m);
+    // Past the density test, soft real time: each reservation's tardiness
+    // (module docs, "Tardiness"), where the argument covers the workload.
+    let tardy = if dense {
+        Ok(vec![0; reserved.len()])
+    } else {
+        tardiness(w, &reserved, &res, &dl, m, servers.is_empty())
+    };
+    let late: Vec<Time> = tardy.clone().unwrap_or_else(|_| vec![0; reserved.len()]);
     // A GPU-using reservation's hold is stretched by its in-section
     // wake-ups, whose work includes one switch per preemption by another
     // deadline thread during the hold (`hold_latency`): counted over
@@ -194,7 +242,7 @@ fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, 
                 let wk = wk.as_ref()?;
                 Some(DlGpuOwner {
                     task: i,
-                    hold_stretch: wk.hold_latency(r, costs.preemption_switches(k, span)),
+                    hold_stretch: wk.hold_latency(r, costs.preemption_switches(k, span), late[k]),
                 })
             })
             .collect()
@@ -275,41 +323,16 @@ fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, 
             }
         }
     };
-    let m: u32 = w.platform.clusters.iter().map(|c| c.cores).sum();
-    let all_cores: Vec<u32> = (0..m).collect();
-    let demands: Vec<ReservationDemand> = reserved
-        .iter()
-        .zip(&res)
-        .zip(&wakes)
-        .enumerate()
-        .map(|(k, ((&i, r), wk))| {
-            let t = &w.tasks[i];
-            match wk {
-                None => costs.demand(k, t.wcet, r),
-                Some(wk) => {
-                    costs.demand_over(k, wk.job_work(t), t.deadline.saturating_sub(t.jitter), r)
-                }
-            }
-        })
-        .collect();
-    // SCHED_DEADLINE entities: the reservations and the servers, each with
-    // the time it holds a core per job: its runtime and the top halves
-    // that may freeze it.
-    let mut dl: Vec<Task> = reserved
-        .iter()
-        .zip(&res)
-        .zip(&demands)
-        .map(|((&i, r), d)| Task::new(i, d.occupancy, r.period, r.deadline))
-        .collect();
-    dl.extend(servers.iter().map(|s| {
-        let occupancy = s.runtime.saturating_add(costs.top_halves(s.period));
-        Task::new(usize::MAX, occupancy, s.period, s.period)
-    }));
-    let dense = edf::gedf_density_test(&dl, m);
     // Per reservation: its bound, or why it has none.
     let mut short: Vec<String> = Vec::new();
     let mut bounds: Vec<Option<Time>> = Vec::new();
-    for (((&i, r), d), wk) in reserved.iter().zip(&res).zip(&demands).zip(&wakes) {
+    for (k, (((&i, r), d), wk)) in reserved
+        .iter()
+        .zip(&res)
+        .zip(&demands)
+        .zip(&wakes)
+        .enumerate()
+    {
         let t = &w.tasks[i];
         let bound = match wk {
             // A CPU-only job needs its whole WCET and the overheads charged
@@ -325,13 +348,18 @@ fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, 
                 ));
                 None
             }
-            None => Some(t.deadline),
+            None if late[k] == 0 => Some(t.deadline),
+            // Its server's busy period from a wake-up within J + Δrel +
+            // Δipi of a release: at most one budget kept from before and
+            // one per job, each delivered by its deadline + τ (module
+            // docs, "Tardiness"): D + P + τ.
+            None => Some(t.deadline.saturating_add(r.period).saturating_add(late[k])),
             Some(wk) => {
                 let gpu = report
                     .tasks
                     .get(rest_index(i))
                     .and_then(|tr| tr.gpu.as_ref());
-                match wk.response(w, t, r, d, gpu, &costs) {
+                match wk.response(w, t, r, d, gpu, &costs, late[k]) {
                     Ok(b) => Some(b),
                     Err(why) => {
                         short.push(format!("{} ({why})", t.name));
@@ -351,7 +379,7 @@ fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, 
         } else {
             None
         };
-        let response_time = if dense { bounds[k] } else { None };
+        let response_time = if tardy.is_ok() { bounds[k] } else { None };
         report.tasks.insert(
             i,
             TaskReport {
@@ -421,6 +449,25 @@ fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, 
                 .to_string(),
         );
     }
+    if !dense {
+        report.notes.push(match &tardy {
+            Ok(late) => format!(
+                "the reservations fail the density test but fit the cores (U <= m): soft real \
+                 time, every reservation's budget at most x + e late under global EDF (Devi & \
+                 Anderson, RTS 2008; x = {}), so a CPU-only job ends by D + P + its tardiness \
+                 and a GPU-using job's every wake-up may be that late (our derivation, \
+                 docs/analyses.md); tardiness: {}",
+                duration_words(edf::gedf_tardiness(&dl, m).x.unwrap_or(0)),
+                reserved
+                    .iter()
+                    .zip(late)
+                    .map(|(&i, &l)| format!("{} {}", w.tasks[i].name, duration_words(l)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Err(why) => format!("no tardiness bound either: {why}"),
+        });
+    }
     if !short.is_empty() {
         report.verdict = Verdict::NotSchedulable;
         report.reason = format!(
@@ -431,13 +478,68 @@ fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, 
     } else if !dense {
         report.verdict = Verdict::NotSchedulable;
         report.reason = format!(
-            "the CPU reservations ({}) fail the G-EDF density test on {m} core(s); {}",
+            "the CPU reservations ({}) fail the G-EDF density test on {m} core(s){}; {}",
             rtgpu_model::listing::listing(&names),
+            if tardy.is_ok() {
+                " (soft real time: the bounds shown are tardiness bounds)"
+            } else {
+                ""
+            },
             report.reason
         );
     }
     plan.verdict = report.verdict;
     (report, plan)
+}
+
+/// Each reservation's tardiness τ past the density test (module docs,
+/// "Tardiness"): Devi & Anderson's x + e over the deadline entities `dl`
+/// (the reservations first, in `reserved`'s order), where every τ is at
+/// most its reservation's period; Err: why the argument does not cover
+/// the workload.
+fn tardiness(
+    w: &Workload,
+    reserved: &[usize],
+    res: &[Reservation],
+    dl: &[Task],
+    m: u32,
+    no_servers: bool,
+) -> Result<Vec<Time>, String> {
+    if reserved.len() != w.tasks.len() {
+        return Err(
+            "fixed-priority tasks run beside the reservations, and their analysis \
+                    charges each reservation's budget within its period"
+                .into(),
+        );
+    }
+    if !no_servers {
+        return Err(
+            "klmirqd's servers run beside them, and the bottom-half waits assume each \
+                    server's budget within its period"
+                .into(),
+        );
+    }
+    let r = edf::gedf_tardiness(dl, m);
+    if let Some(why) = &r.reason {
+        return Err(format!("Devi & Anderson's bound does not apply ({why:?})"));
+    }
+    let mut late = Vec::with_capacity(res.len());
+    for ((&i, rv), tt) in reserved.iter().zip(res).zip(&r.tasks) {
+        let Some(tau) = tt.tardiness else {
+            return Err("Devi & Anderson's bound does not apply".into());
+        };
+        if tau > rv.period {
+            return Err(format!(
+                "{}'s budgets may end {} late, more than its period {}: Linux then restarts \
+                 its period, which this argument does not cover",
+                w.tasks[i].name,
+                duration_words(tau),
+                duration_words(rv.period)
+            ));
+        }
+        late.push(tau);
+    }
+    Ok(late)
 }
 
 /// What `rtgpu run` applies for a CPU-only reservation `r` of task `t`
@@ -619,24 +721,28 @@ impl GpuWakes {
     /// How long `n` wake-ups with `work` in all (their own work and
     /// `switches` of preemptions) may take: (⌈X/Q⌉ + 2n − 1)·P, or
     /// (n + 1)·P when Q ≥ X (module docs).
-    fn latency(n: u64, work: Time, r: &Reservation) -> Time {
+    ///
+    /// Past the density test each budget may be delivered up to `late` (τ)
+    /// after its deadline: (⌈X/Q⌉ + 2n − 1)·P + n·τ (module docs,
+    /// "Tardiness"; the (n + 1)·P case is not claimed there).
+    fn latency(n: u64, work: Time, r: &Reservation, late: Time) -> Time {
         if n == 0 {
             return 0;
         }
         let q = r.runtime.max(1);
-        let periods = if work <= q {
+        let periods = if work <= q && late == 0 {
             n + 1
         } else {
             work.div_ceil(q).saturating_add(2 * n - 1)
         };
-        overheads::mul(periods, r.period)
+        overheads::mul(periods, r.period).saturating_add(overheads::mul(n, late))
     }
 
     /// How much longer its wake-ups inside its GPU section may keep its
     /// GPU (added to its hold where it blocks others).
-    fn hold_latency(&self, r: &Reservation, switches: Time) -> Time {
+    fn hold_latency(&self, r: &Reservation, switches: Time, late: Time) -> Time {
         let work = overheads::mul(self.in_section, self.resume).saturating_add(switches);
-        GpuWakes::latency(self.in_section, work, r)
+        GpuWakes::latency(self.in_section, work, r, late)
     }
 
     /// The bound on a job's response: J + its wake-ups' latency + its GPU
@@ -644,6 +750,9 @@ impl GpuWakes {
     /// bottom-half server waits, its own η(Δth + Δbh), and the top halves
     /// of the window that may delay its completions). Err: why there is
     /// none (named in the verdict).
+    // The job's own parameters (t, r, d), its GPU analysis, the overheads
+    // and the tardiness: none of them belongs to another.
+    #[allow(clippy::too_many_arguments)]
     fn response(
         &self,
         w: &Workload,
@@ -652,6 +761,7 @@ impl GpuWakes {
         d: &ReservationDemand,
         gpu: Option<&GpuTaskReport>,
         costs: &ReservationCosts,
+        late: Time,
     ) -> Result<Time, String> {
         // Its GPU wait counts the holds of the tasks ahead of it, stretched
         // by their CPU waits inside their sections: charged for P-FP
@@ -700,12 +810,14 @@ impl GpuWakes {
         ]
         .into_iter()
         .fold(0, Time::saturating_add);
-        let cpu = GpuWakes::latency(self.wakes(), d.runtime_need, r);
+        let cpu = GpuWakes::latency(self.wakes(), d.runtime_need, r, late);
         // Its release wakes it Δrel + Δipi late (seed 000 Fig. 9).
         let bound = [t.jitter, o.rel, o.ipi, cpu, gpu_part]
             .into_iter()
             .fold(0, Time::saturating_add);
-        if bound > t.deadline {
+        // Past the density test a bound beyond D is the soft real-time
+        // answer; within it, the job must meet D.
+        if bound > t.deadline && late == 0 {
             return Err(format!(
                 "bound {} > deadline {}: wake-ups {} every {} with {} of work, GPU part {}",
                 duration_words(bound),
