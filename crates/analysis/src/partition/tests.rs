@@ -475,6 +475,41 @@ fn sweep_and_reduced_points_agree_with_fp_on_wide_periods() {
     assert_eq!(swept, Some(258_615)); // at t = 82·T' = 127 651 532
 }
 
+proptest::proptest! {
+    /// [`sweep_max_top_wcet`] (branch and bound over blocks of windows,
+    /// each swept with a heap of only the interferers released in it)
+    /// finds the maximum of g over every reduced scheduling point (Bini &
+    /// Buttazzo 2004, Theorem 2, unlimited), for every task of random
+    /// cores below a new task of random period: C' = 0 cases (no point
+    /// with W(t) ≤ t) included.
+    #[test]
+    fn sweep_matches_all_reduced_points(
+        core in random_core(),
+        period in 10u64..=100_000,
+    ) {
+        let mut scratch = PointScratch::default();
+        for k in 0..core.len() {
+            let (h, t) = (&core[..k], &core[k]);
+            let swept = sweep_max_top_wcet(h, t, period, &mut scratch.sweep);
+            proptest::prop_assert!(reduced_points(
+                h,
+                t,
+                period,
+                usize::MAX,
+                &mut scratch.points,
+                &mut scratch.periods
+            ));
+            let reduced = scratch
+                .points
+                .iter()
+                .map(|&x| slack_per_job(h, t, period, x))
+                .max()
+                .flatten();
+            proptest::prop_assert_eq!(swept, reduced, "task {} of {:?}", k, core);
+        }
+    }
+}
+
 /// The structural checks of tests/partition_props.rs, for unit tests.
 fn validate(tasks: &[Task], p: &Partition) {
     for core in &p.cores {
