@@ -6,7 +6,7 @@ use crate::bounds::RatioSum;
 use crate::fp;
 use crate::task::{Task, Time};
 
-use super::cores::{Core, Item};
+use super::cores::{Core, Item, Slot};
 use super::{dm_less, finish, rm_less, task_order, Failure, FitRule, Order, Partition};
 use super::{PriorityRule, Unplaced};
 
@@ -121,7 +121,14 @@ fn accept(
                     .map(|i| fp::response_time(&core.tasks[..i], &core.tasks[i]))
                     .collect()
             };
-            core.resp = resp.expect("audsley_order returns a schedulable order");
+            let resp = resp.expect("audsley_order returns a schedulable order");
+            core.slots.clear();
+            core.slots.extend(
+                order
+                    .iter()
+                    .zip(resp)
+                    .map(|(t, r)| Slot::new(t, r, true, 0)),
+            );
             if top == 0 {
                 core.tasks = order;
             }
