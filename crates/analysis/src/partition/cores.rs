@@ -7,7 +7,7 @@ use crate::fp;
 use crate::task::{Task, Time};
 
 use super::step_sum::StepSum;
-use super::Piece;
+use super::{dm_less, rm_less, Piece};
 
 /// From this many pieces on, [`Core::make_exact`] keeps the interference of
 /// the pieces above in a [`StepSum`] instead of summing it afresh in every
@@ -18,6 +18,26 @@ const STEP_SUM_PIECES: usize = 64;
 /// ([`window_from`] switches to the StepSum once a pass would cross fewer
 /// steps than n / STEP_COST).
 const STEP_COST: f64 = 16.0;
+
+/// The priority order of a core's pieces ([`dm_less`] or [`rm_less`]), as
+/// a value: the insertion's binary search compares inline where a `fn`
+/// pointer cost a call per probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Key {
+    Dm,
+    Rm,
+}
+
+impl Key {
+    /// Whether `a` goes above `b`.
+    #[inline(always)]
+    pub(super) fn less(self, a: &Task, b: &Task) -> bool {
+        match self {
+            Key::Dm => dm_less(a, b),
+            Key::Rm => rm_less(a, b),
+        }
+    }
+}
 
 /// A piece waiting for, or placed on, a core.
 #[derive(Debug, Clone, Copy)]
@@ -97,9 +117,9 @@ pub(super) struct Core {
     /// Pieces accepted by [`Core::try_insert_by`] but not yet moved into
     /// `items` (moving a 72-byte item at every insertion was a third of the
     /// cost of 10⁵-task sets): each with its insertion number, merged into
-    /// `items` by [`Core::sort_items`] under `key_less`.
+    /// `items` by [`Core::sort_items`] under `late_key`.
     late: Vec<(u64, Item)>,
-    late_key: Option<fn(&Task, &Task) -> bool>,
+    late_key: Option<Key>,
     inserted: u64,
     pub(super) tasks: Vec<Task>,
     pub(super) top: usize,
@@ -274,18 +294,18 @@ impl Core {
     }
 
     /// Move the pieces accepted since the last call into `items`, at their
-    /// places in priority order: by `key_less`, and among equal keys the
+    /// places in priority order: by `late_key`, and among equal keys the
     /// later insertion first (where `Vec::insert` at the partition point
     /// would have put it).
     pub(super) fn sort_items(&mut self) {
-        let Some(key_less) = self.late_key else {
+        let Some(key) = self.late_key else {
             return;
         };
         if self.late.is_empty() {
             return;
         }
         let before = |a: &(u64, Item), b: &(u64, Item)| {
-            key_less(&a.1.task, &b.1.task) || (!key_less(&b.1.task, &a.1.task) && a.0 > b.0)
+            key.less(&a.1.task, &b.1.task) || (!key.less(&b.1.task, &a.1.task) && a.0 > b.0)
         };
         self.late.sort_unstable_by(|a, b| {
             if before(a, b) {
@@ -305,7 +325,7 @@ impl Core {
         let mut k = self.items.len();
         while j > 0 {
             let late = self.late[j - 1].1;
-            if i > 0 && !key_less(&self.items[i - 1].task, &late.task) {
+            if i > 0 && !key.less(&self.items[i - 1].task, &late.task) {
                 self.items[k - 1] = self.items[i - 1];
                 i -= 1;
             } else {
@@ -327,7 +347,7 @@ impl Core {
             .collect()
     }
 
-    /// Insert `item` at its place under the key order `key_less` if the core
+    /// Insert `item` at its place under the key order `key` if the core
     /// stays schedulable (issue 24: the cost per insertion does not grow
     /// with the work already analysed on the core beyond one O(1) step per
     /// lower-priority piece).
@@ -360,13 +380,13 @@ impl Core {
     /// times as `Core::try_insert_by_reference`, property-tested.
     pub(super) fn try_insert_by<const S: bool>(
         &mut self,
-        item: Item,
-        key_less: fn(&Task, &Task) -> bool,
+        item: &Item,
+        key: Key,
         scratch: &mut Vec<(Time, bool, Time)>,
     ) -> bool {
         #[cfg(any(test, feature = "reference"))]
         if reference::enabled() {
-            return self.try_insert_by_reference::<S>(item, key_less, scratch);
+            return self.try_insert_by_reference::<S>(*item, |a, b| key.less(a, b), scratch);
         }
         let new = item.task;
         // The f64 sum of n terms is within about n·ε·U of Σ C/T (ε = 2⁻⁵³):
@@ -379,7 +399,7 @@ impl Core {
         // Indices below are of pieces (`items`, `resp`, ...); piece i is
         // `tasks[top + i]`.
         let top = self.top::<S>();
-        let pos = self.tasks[top..].partition_point(|t| key_less(t, &new));
+        let pos = self.tasks[top..].partition_point(|t| key.less(t, &new));
         // The new piece, against everything above it.
         let (first, first_exact, first_point, first_tight) = {
             let higher = &self.tasks[..top + pos];
@@ -595,12 +615,12 @@ impl Core {
         }
         if self.late.is_empty() && self.slots.len() < STEP_SUM_PIECES {
             // A short core: `items` is every piece, in order; insert in place.
-            self.items.insert(pos, item);
+            self.items.insert(pos, *item);
         } else {
             // One order per core between resets (the partitioners use one
             // rule).
-            self.late_key = Some(key_less);
-            self.late.push((self.inserted, item));
+            self.late_key = Some(key);
+            self.late.push((self.inserted, *item));
             self.inserted += 1;
         }
         let slot = Slot {
@@ -1295,7 +1315,7 @@ mod tests {
                 piece: 0,
                 offset: 0,
             };
-            let got = core.try_insert_by::<false>(item, super::super::dm_less, &mut s1);
+            let got = core.try_insert_by::<false>(&item, Key::Dm, &mut s1);
             let want =
                 reference.try_insert_by_reference::<false>(item, super::super::dm_less, &mut s2);
             prop_assert_eq!(got, want, "insertion {} of {:?}", n, task);
@@ -1493,7 +1513,7 @@ mod tests {
                 };
                 let pos = expected.partition_point(|x| super::super::dm_less(&x.task, &item.task));
                 expected.insert(pos, item);
-                core.late_key = Some(super::super::dm_less);
+                core.late_key = Some(Key::Dm);
                 core.late.push((core.inserted, item));
                 core.inserted += 1;
                 if round == 0 {

@@ -10,7 +10,9 @@ use std::cmp::Ordering;
 
 #[cfg(any(test, feature = "reference"))]
 use super::cores::schedulable_into;
-use super::cores::{chain_start, point_demand, point_jobs, response_time_from, Core, Item, Slot};
+use super::cores::{
+    chain_start, point_demand, point_jobs, response_time_from, Core, Item, Key, Slot,
+};
 use super::maximal_split::{max_top_wcet, PointScratch};
 #[cfg(doc)]
 use super::maximal_split::{maximal_split, maximal_split_with};
@@ -199,7 +201,7 @@ fn pdms_hpts_in<const S: bool>(
         }
         // EnqueueHP + IsSchedulable; on failure the core is left as it was
         // (Allocated_Queue_j ← Old_Allocated_Queue_j).
-        if cores[j].try_insert_by::<S>(item, dm_less, resp_scratch) {
+        if cores[j].try_insert_by::<S>(&item, Key::Dm, resp_scratch) {
             continue;
         }
         #[cfg(any(test, feature = "reference"))]
