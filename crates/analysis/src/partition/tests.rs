@@ -431,6 +431,47 @@ proptest::proptest! {
     }
 }
 
+proptest::proptest! {
+    /// Ratios within a few f64 ulps of each other (large C and D, scaled
+    /// copies of one ratio nudged by a few ns) and far apart, up to 70
+    /// tasks: [`task_order`]'s skipped exact comparisons (keys at least 16
+    /// ulps apart) never change the exact order.
+    #[test]
+    fn task_order_is_exact_near_f64_ties(
+        base in (1u64..=1_000, 1u64..=1_000),
+        raw in proptest::collection::vec(
+            (1u64..=(1 << 40), 0u64..=8, 0u64..=8, 0usize..3, 0u8..4),
+            0..70,
+        ),
+    ) {
+        let tasks: Vec<Task> = raw
+            .iter()
+            .map(|&(scale, dc, dd, id, far)| {
+                let (c, d) = if far == 0 {
+                    (base.0 * scale / 7 + dc, base.1 * scale + dd)
+                } else {
+                    (base.0 * scale + dc, base.1 * scale + dd)
+                };
+                let d = d.max(c).max(1);
+                Task::new(id, c, d, d)
+            })
+            .collect();
+        for (order, den) in [
+            (Order::DecreasingSize, (|t: &Task| t.deadline) as fn(&Task) -> Time),
+            (Order::DecreasingUtilization, |t: &Task| t.period),
+        ] {
+            let mut exact: Vec<usize> = (0..tasks.len()).collect();
+            exact.sort_by(|&a, &b| {
+                let (x, y) = (&tasks[a], &tasks[b]);
+                cmp_ratio(y.wcet, den(y), x.wcet, den(x))
+                    .then(x.id.cmp(&y.id))
+                    .then(a.cmp(&b))
+            });
+            proptest::prop_assert_eq!(task_order(&tasks, order), exact);
+        }
+    }
+}
+
 #[test]
 fn sweep_and_reduced_points_agree_with_fp_on_wide_periods() {
     // Long deadline, short T': thousands of points, both methods.
