@@ -7,7 +7,7 @@ use crate::fp;
 use crate::task::{Task, Time};
 
 use super::step_sum::StepSum;
-use super::Piece;
+use super::{dm_less, rm_less, Piece};
 
 /// From this many pieces on, [`Core::make_exact`] keeps the interference of
 /// the pieces above in a [`StepSum`] instead of summing it afresh in every
@@ -18,6 +18,26 @@ const STEP_SUM_PIECES: usize = 64;
 /// ([`window_from`] switches to the StepSum once a pass would cross fewer
 /// steps than n / STEP_COST).
 const STEP_COST: f64 = 16.0;
+
+/// The priority order of a core's pieces ([`dm_less`] or [`rm_less`]), as
+/// a value: the insertion's binary search compares inline where a `fn`
+/// pointer cost a call per probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Key {
+    Dm,
+    Rm,
+}
+
+impl Key {
+    /// Whether `a` goes above `b`.
+    #[inline(always)]
+    pub(super) fn less(self, a: &Task, b: &Task) -> bool {
+        match self {
+            Key::Dm => dm_less(a, b),
+            Key::Rm => rm_less(a, b),
+        }
+    }
+}
 
 /// A piece waiting for, or placed on, a core.
 #[derive(Debug, Clone, Copy)]
@@ -46,13 +66,49 @@ impl Item {
     }
 }
 
+/// The analysis state of one piece on a core (beside its task in
+/// [`Core::tasks`]): one vector of these, so that an insertion moves one
+/// tail where five vectors moved five (issue 24: the inserts were a tenth
+/// of PDMS_HPTS_DS's instructions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Slot {
+    /// Response time, exact where `exact` says so and a lower bound
+    /// elsewhere (a deadline-point test showed the deadline is met).
+    pub(super) resp: Time,
+    /// The time demand W(t) at its deadline point t = D − J
+    /// ([`point_demand`]), kept up to date on insertion with one division.
+    pub(super) point: Time,
+    /// D − J ([`deadline_point`]), beside `point` for the walk of
+    /// [`Core::try_insert_by`].
+    pub(super) limit: Time,
+    pub(super) exact: bool,
+    /// Whether `point` is the exact demand (not an upper bound from
+    /// [`Core::bound_from_below`]); `false` wherever the core was built
+    /// outside [`Core::try_insert_by`].
+    pub(super) tight: bool,
+}
+
+impl Slot {
+    /// The state of `task` built outside [`Core::try_insert_by`]: response
+    /// time `resp` (exact or not), demand `point`, not known to be tight.
+    pub(super) fn new(task: &Task, resp: Time, exact: bool, point: Time) -> Slot {
+        Slot {
+            resp,
+            point,
+            limit: deadline_point(task),
+            exact,
+            tight: false,
+        }
+    }
+}
+
 /// One core: pieces in priority order, the same as plain tasks (for the RTA
 /// slices) and their response times.
 ///
 /// `tasks` starts with the `top` servers (as tasks, never analysed, never
-/// removed) and then holds the pieces: the piece at index i of `items`,
-/// `resp`, `exact` and `point` is `tasks[top + i]`, so that
-/// `tasks[..top + i]` is everything above it.
+/// removed) and then holds the pieces: the piece at index i of `items`
+/// and `slots` is `tasks[top + i]`, so that `tasks[..top + i]` is
+/// everything above it.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Core {
     /// The pieces in priority order, except the `late` ones
@@ -61,35 +117,22 @@ pub(super) struct Core {
     /// Pieces accepted by [`Core::try_insert_by`] but not yet moved into
     /// `items` (moving a 72-byte item at every insertion was a third of the
     /// cost of 10⁵-task sets): each with its insertion number, merged into
-    /// `items` by [`Core::sort_items`] under `key_less`.
+    /// `items` by [`Core::sort_items`] under `late_key`.
     late: Vec<(u64, Item)>,
-    late_key: Option<fn(&Task, &Task) -> bool>,
+    late_key: Option<Key>,
     inserted: u64,
     pub(super) tasks: Vec<Task>,
     pub(super) top: usize,
-    /// Response times, exact where `exact` says so and lower bounds
-    /// elsewhere (a deadline-point test showed the deadline is met).
-    pub(super) resp: Vec<Time>,
-    pub(super) exact: Vec<bool>,
-    /// Per piece, the time demand W(t) at its deadline point t = D − J
-    /// ([`point_demand`]), kept up to date on insertion with one division.
-    pub(super) point: Vec<Time>,
-    /// Per piece, D − J ([`deadline_point`]), beside `point` for the walk
-    /// of [`Core::try_insert_by`] (rebuilt there when its length differs
-    /// from `point`'s: the other writers of `point` clear it).
-    pub(super) limit: Vec<Time>,
-    /// Per piece, whether `point` is its exact demand (not an upper bound
-    /// from [`Core::bound_from_below`]): rebuilt as all `false` with
-    /// `limit`.
-    tight: Vec<bool>,
+    /// Per piece, its response time and deadline-point state ([`Slot`]).
+    pub(super) slots: Vec<Slot>,
     /// Scratch for the RTAs of [`Core::try_insert_by`].
     steps: StepSum,
     /// The interference of every task above the lowest piece (servers
     /// included), kept from one [`Core::try_insert_by`] to the next at a w
     /// no higher than the lowest piece's least fixed point
     /// ([`Core::bottom_window`]); valid while `bottom_held` is the number
-    /// of tasks it holds (reset with `limit`, whose rebuild marks a core
-    /// changed elsewhere).
+    /// of tasks it holds (reset wherever the core changes outside
+    /// [`Core::try_insert_by`], [`Core::rebuilt`]).
     bottom: StepSum,
     bottom_held: Option<usize>,
     /// Scratch for [`Core::make_exact`]: the interference of the pieces
@@ -110,11 +153,7 @@ impl Core {
             inserted: 0,
             tasks: Vec::with_capacity(n),
             top: 0,
-            resp: Vec::with_capacity(n),
-            exact: Vec::with_capacity(n),
-            point: Vec::with_capacity(n),
-            limit: Vec::with_capacity(n),
-            tight: Vec::with_capacity(n),
+            slots: Vec::with_capacity(n),
             steps: StepSum::default(),
             bottom: StepSum::default(),
             bottom_held: None,
@@ -129,7 +168,7 @@ impl Core {
     pub(super) fn make_exact<const S: bool>(&mut self) {
         self.sort_items();
         let top = self.top::<S>();
-        if self.resp.len() >= STEP_SUM_PIECES {
+        if self.slots.len() >= STEP_SUM_PIECES {
             return self.make_exact_stepped(top);
         }
         // The interference of the pieces above, kept down the core: the
@@ -138,16 +177,16 @@ impl Core {
         // ([`Interference`]).
         let mut sum = std::mem::take(&mut self.interference);
         sum.clear();
-        for i in 0..self.resp.len() {
-            if self.exact[i] {
+        for i in 0..self.slots.len() {
+            if self.slots[i].exact {
                 continue;
             }
             let task = &self.tasks[top + i];
-            let mut start = self.resp[i].saturating_sub(task.jitter);
+            let mut start = self.slots[i].resp.saturating_sub(task.jitter);
             if i > 0 {
                 start = start.max(chain_start(
                     &self.tasks[top + i - 1],
-                    self.resp[i - 1],
+                    self.slots[i - 1].resp,
                     task,
                 ));
             }
@@ -159,8 +198,8 @@ impl Core {
             } else {
                 fp::response_time_from(higher, task, start)
             };
-            self.resp[i] = r.expect("the deadline-point test showed the core schedulable");
-            self.exact[i] = true;
+            self.slots[i].resp = r.expect("the deadline-point test showed the core schedulable");
+            self.slots[i].exact = true;
         }
         self.interference = sum;
     }
@@ -174,14 +213,14 @@ impl Core {
         for t in &self.tasks[..top] {
             steps.add(t);
         }
-        for i in 0..self.resp.len() {
+        for i in 0..self.slots.len() {
             let task = self.tasks[top + i];
-            if !self.exact[i] {
-                let mut start = self.resp[i].saturating_sub(task.jitter);
+            if !self.slots[i].exact {
+                let mut start = self.slots[i].resp.saturating_sub(task.jitter);
                 if i > 0 {
                     start = start.max(chain_start(
                         &self.tasks[top + i - 1],
-                        self.resp[i - 1],
+                        self.slots[i - 1].resp,
                         &task,
                     ));
                 }
@@ -198,8 +237,9 @@ impl Core {
                 } else {
                     fp::response_time_from(&self.tasks[..top + i], &task, start)
                 };
-                self.resp[i] = r.expect("the deadline-point test showed the core schedulable");
-                self.exact[i] = true;
+                self.slots[i].resp =
+                    r.expect("the deadline-point test showed the core schedulable");
+                self.slots[i].exact = true;
             }
             steps.add(&task);
         }
@@ -227,46 +267,45 @@ impl Core {
         self.tasks.clear();
         self.tasks.extend_from_slice(top);
         self.top = top.len();
-        self.resp.clear();
-        self.exact.clear();
-        self.point.clear();
-        self.limit.clear();
-        self.tight.clear();
+        self.slots.clear();
         self.bottom_held = None;
         self.util = top.iter().map(Task::utilization).sum();
     }
 
-    /// Set every response time as exact, after the core was rebuilt, and
-    /// recompute the deadline-point demands.
+    /// Mark the core as changed outside [`Core::try_insert_by`] (its
+    /// `slots` rebuilt, each by [`Slot::new`]): the StepSum kept for the
+    /// lowest piece no longer holds.
+    pub(super) fn rebuilt(&mut self) {
+        self.bottom_held = None;
+    }
+
+    /// Set every response time (`slots[i].resp`, one slot per piece) as
+    /// exact, after the core was rebuilt, and recompute the deadline-point
+    /// demands.
     pub(super) fn set_exact<const S: bool>(&mut self) {
         let top = self.top::<S>();
-        self.exact.clear();
         self.sort_items();
-        self.exact.resize(self.items.len(), true);
-        self.point.clear();
-        self.limit.clear();
-        self.tight.clear();
-        self.bottom_held = None;
-        for i in top..self.tasks.len() {
-            self.point
-                .push(point_demand(&self.tasks[..i], &self.tasks[i]));
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            let (higher, task) = (&self.tasks[..top + i], &self.tasks[top + i]);
+            *slot = Slot::new(task, slot.resp, true, point_demand(higher, task));
         }
+        self.rebuilt();
         self.util = self.tasks.iter().map(Task::utilization).sum();
     }
 
     /// Move the pieces accepted since the last call into `items`, at their
-    /// places in priority order: by `key_less`, and among equal keys the
+    /// places in priority order: by `late_key`, and among equal keys the
     /// later insertion first (where `Vec::insert` at the partition point
     /// would have put it).
     pub(super) fn sort_items(&mut self) {
-        let Some(key_less) = self.late_key else {
+        let Some(key) = self.late_key else {
             return;
         };
         if self.late.is_empty() {
             return;
         }
         let before = |a: &(u64, Item), b: &(u64, Item)| {
-            key_less(&a.1.task, &b.1.task) || (!key_less(&b.1.task, &a.1.task) && a.0 > b.0)
+            key.less(&a.1.task, &b.1.task) || (!key.less(&b.1.task, &a.1.task) && a.0 > b.0)
         };
         self.late.sort_unstable_by(|a, b| {
             if before(a, b) {
@@ -286,7 +325,7 @@ impl Core {
         let mut k = self.items.len();
         while j > 0 {
             let late = self.late[j - 1].1;
-            if i > 0 && !key_less(&self.items[i - 1].task, &late.task) {
+            if i > 0 && !key.less(&self.items[i - 1].task, &late.task) {
                 self.items[k - 1] = self.items[i - 1];
                 i -= 1;
             } else {
@@ -299,16 +338,16 @@ impl Core {
     }
 
     pub(super) fn pieces(&self) -> Vec<Piece> {
-        debug_assert!(self.exact.iter().all(|&e| e));
+        debug_assert!(self.slots.iter().all(|s| s.exact));
         debug_assert!(self.late.is_empty());
         self.items
             .iter()
-            .zip(&self.resp)
-            .map(|(it, &r)| it.to_piece(r))
+            .zip(&self.slots)
+            .map(|(it, s)| it.to_piece(s.resp))
             .collect()
     }
 
-    /// Insert `item` at its place under the key order `key_less` if the core
+    /// Insert `item` at its place under the key order `key` if the core
     /// stays schedulable (issue 24: the cost per insertion does not grow
     /// with the work already analysed on the core beyond one O(1) step per
     /// lower-priority piece).
@@ -341,13 +380,13 @@ impl Core {
     /// times as `Core::try_insert_by_reference`, property-tested.
     pub(super) fn try_insert_by<const S: bool>(
         &mut self,
-        item: Item,
-        key_less: fn(&Task, &Task) -> bool,
+        item: &Item,
+        key: Key,
         scratch: &mut Vec<(Time, bool, Time)>,
     ) -> bool {
         #[cfg(any(test, feature = "reference"))]
         if reference::enabled() {
-            return self.try_insert_by_reference::<S>(item, key_less, scratch);
+            return self.try_insert_by_reference::<S>(*item, |a, b| key.less(a, b), scratch);
         }
         let new = item.task;
         // The f64 sum of n terms is within about n·ε·U of Σ C/T (ε = 2⁻⁵³):
@@ -360,13 +399,13 @@ impl Core {
         // Indices below are of pieces (`items`, `resp`, ...); piece i is
         // `tasks[top + i]`.
         let top = self.top::<S>();
-        let pos = self.tasks[top..].partition_point(|t| key_less(t, &new));
+        let pos = self.tasks[top..].partition_point(|t| key.less(t, &new));
         // The new piece, against everything above it.
         let (first, first_exact, first_point, first_tight) = {
             let higher = &self.tasks[..top + pos];
             let above = match pos.checked_sub(1) {
                 None => 0,
-                Some(a) => chain_start(&self.tasks[top + a], self.resp[a], &new),
+                Some(a) => chain_start(&self.tasks[top + a], self.slots[a].resp, &new),
             };
             // W(D − J) ([`point_demand`]) and the RTA's cold start
             // B + C + Σ_hp C in one pass, unless the piece below bounds
@@ -418,22 +457,7 @@ impl Core {
         // grow down the core, so ⌈(t + J)/T⌉ is mostly the previous one
         // ([`Jobs`]).
         let mut jobs = Jobs::new(&new);
-        if self.limit.len() != self.point.len() || self.tight.len() != self.point.len() {
-            // The core was built or changed outside this function: the
-            // demands may be upper bounds, and `bottom` is stale.
-            self.limit.clear();
-            let pieces = &self.tasks[top..];
-            self.limit.extend(
-                pieces[..pos]
-                    .iter()
-                    .chain(&pieces[pos + 1..])
-                    .map(deadline_point),
-            );
-            self.tight.clear();
-            self.tight.resize(self.point.len(), false);
-            self.bottom_held = None;
-        }
-        let len = self.resp.len();
+        let len = self.slots.len();
         // The new least fixed point w_b of the lowest piece (old index
         // len − 1), once computed ([`Core::bottom_window`]): `Some(None)`
         // if it misses its deadline.
@@ -445,32 +469,30 @@ impl Core {
         let mut stepped: Option<usize> = None;
         while i < len {
             // The pieces that pass the point test, in one tight pass over
-            // `limit` and `point` (W(D − J) ≤ D − J: the least fixed point
-            // is at most D − J; the response time becomes a lower bound).
-            let mut passed = 0;
-            for (point, &limit) in self.point[i..len].iter_mut().zip(&self.limit[i..len]) {
-                *point = point.saturating_add(jobs.at(limit));
-                if *point > limit {
+            // their slots (W(D − J) ≤ D − J: the least fixed point is at
+            // most D − J; the response time becomes a lower bound).
+            for slot in &mut self.slots[i..len] {
+                slot.point = slot.point.saturating_add(jobs.at(slot.limit));
+                if slot.point > slot.limit {
                     break;
                 }
-                passed += 1;
+                slot.exact = false;
+                i += 1;
             }
-            self.exact[i..i + passed].fill(false);
-            i += passed;
             if i == len {
                 break;
             }
             let task = &self.tasks[top + i + 1].clone();
-            let limit = self.limit[i];
-            if self.point[i] != Time::MAX && !self.exact[i] && !self.tight[i] {
+            let limit = self.slots[i].limit;
+            if self.slots[i].point != Time::MAX && !self.slots[i].exact && !self.slots[i].tight {
                 // `point` may be an upper bound (the new pieces' are taken
                 // from the piece below them, [`Core::bound_from_below`]):
                 // recompute it before running the RTA.
                 let exact = point_demand(&self.tasks[..top + i + 1], task);
-                self.point[i] = self.point[i].min(exact);
-                self.tight[i] = true;
-                if self.point[i] <= limit {
-                    self.exact[i] = false;
+                self.slots[i].point = self.slots[i].point.min(exact);
+                self.slots[i].tight = true;
+                if self.slots[i].point <= limit {
+                    self.slots[i].exact = false;
                     i += 1;
                     continue;
                 }
@@ -490,9 +512,9 @@ impl Core {
                 };
                 if i + 1 == len {
                     // The lowest piece itself.
-                    scratch.push((i as Time, self.exact[i], self.resp[i]));
-                    self.resp[i] = wb + task.jitter;
-                    self.exact[i] = true;
+                    scratch.push((i as Time, self.slots[i].exact, self.slots[i].resp));
+                    self.slots[i].resp = wb + task.jitter;
+                    self.slots[i].exact = true;
                     i += 1;
                     continue;
                 }
@@ -513,14 +535,18 @@ impl Core {
                 {
                     #[cfg(test)]
                     tests::BOTTOM_POINT_PASSES.with(|c| c.set(c.get() + 1));
-                    self.exact[i] = false;
+                    self.slots[i].exact = false;
                     i += 1;
                     continue;
                 }
             }
-            let above = if i == pos { first } else { self.resp[i - 1] };
-            let mut own = self.resp[i].saturating_sub(task.jitter);
-            if self.exact[i] && task.deadline <= task.period {
+            let above = if i == pos {
+                first
+            } else {
+                self.slots[i - 1].resp
+            };
+            let mut own = self.slots[i].resp.saturating_sub(task.jitter);
+            if self.slots[i].exact && task.deadline <= task.period {
                 // w was the fixed point without the new piece: W'(w) = w +
                 // the new piece's jobs in w, a lower bound on the new fixed
                 // point (W' ≥ W is monotone), one RTA pass saved.
@@ -539,7 +565,7 @@ impl Core {
                 // [`window_in`] climb there faster than single steps.
                 Some(n)
                     if (end - n) * STEP_COST as usize <= end
-                        && (self.exact[i] || n + 1 == end)
+                        && (self.slots[i].exact || n + 1 == end)
                         && windowed(task) =>
                 {
                     for t in &self.tasks[n..end] {
@@ -562,9 +588,9 @@ impl Core {
             };
             match r {
                 Some(r) => {
-                    scratch.push((i as Time, self.exact[i], self.resp[i]));
-                    self.resp[i] = r;
-                    self.exact[i] = true;
+                    scratch.push((i as Time, self.slots[i].exact, self.slots[i].resp));
+                    self.slots[i].resp = r;
+                    self.slots[i].exact = true;
                 }
                 None => {
                     self.undo_insert(top, pos, i, &new, scratch);
@@ -587,21 +613,24 @@ impl Core {
                 self.bottom_held = Some(held + 1);
             }
         }
-        if self.late.is_empty() && self.resp.len() < STEP_SUM_PIECES {
+        if self.late.is_empty() && self.slots.len() < STEP_SUM_PIECES {
             // A short core: `items` is every piece, in order; insert in place.
-            self.items.insert(pos, item);
+            self.items.insert(pos, *item);
         } else {
             // One order per core between resets (the partitioners use one
             // rule).
-            self.late_key = Some(key_less);
-            self.late.push((self.inserted, item));
+            self.late_key = Some(key);
+            self.late.push((self.inserted, *item));
             self.inserted += 1;
         }
-        self.resp.insert(pos, first);
-        self.exact.insert(pos, first_exact);
-        self.point.insert(pos, first_point);
-        self.limit.insert(pos, deadline_point(&new));
-        self.tight.insert(pos, first_tight);
+        let slot = Slot {
+            resp: first,
+            point: first_point,
+            limit: deadline_point(&new),
+            exact: first_exact,
+            tight: first_tight,
+        };
+        self.slots.insert(pos, slot);
         true
     }
 
@@ -629,13 +658,17 @@ impl Core {
         // Lower bounds on the new fixed point, as for the other pieces:
         // the old one (plus the new piece's jobs in it where it was exact)
         // and the chain from the piece above.
-        let mut own = self.resp[b].saturating_sub(task.jitter);
-        if self.exact[b] {
+        let mut own = self.slots[b].resp.saturating_sub(task.jitter);
+        if self.slots[b].exact {
             own = own.saturating_add(jobs_at(own, new));
         }
         // The piece right above it: the new one (response time `first`)
         // or old piece b − 1, both now at tasks[top + b].
-        let above_resp = if b == pos { first } else { self.resp[b - 1] };
+        let above_resp = if b == pos {
+            first
+        } else {
+            self.slots[b - 1].resp
+        };
         let above = chain_start(&self.tasks[top + b], above_resp, &task);
         let start = own.max(above).max(base);
         let higher = &self.tasks[..top + len];
@@ -669,7 +702,7 @@ impl Core {
     /// or has no point demand (Time::MAX), or t_q < t_new.
     fn bound_from_below<const S: bool>(&self, pos: usize, new: &Task) -> Option<Time> {
         let top = self.top::<S>();
-        let point = *self.point.get(pos)?;
+        let point = self.slots.get(pos)?.point;
         let below = self.tasks.get(top + pos)?;
         if point == Time::MAX || deadline_point(below) < deadline_point(new) {
             return None;
@@ -696,13 +729,13 @@ impl Core {
             let task = &self.tasks[top + i + 1];
             // Exactly what was added (saturation only ever reaches MAX,
             // which stays MAX: the point test does not apply there).
-            if self.point[i] != Time::MAX {
-                self.point[i] -= point_jobs(task, new);
+            if self.slots[i].point != Time::MAX {
+                self.slots[i].point -= point_jobs(task, new);
             }
         }
         for &(i, exact, resp) in scratch {
-            self.resp[i as usize] = resp;
-            self.exact[i as usize] = exact;
+            self.slots[i as usize].resp = resp;
+            self.slots[i as usize].exact = exact;
         }
         self.tasks.remove(top + pos);
     }
@@ -740,13 +773,13 @@ impl Core {
             let task = &self.tasks[top + i];
             let above = match i.checked_sub(1) {
                 None => 0,
-                Some(a) if a < pos => chain_start(&self.tasks[top + a], self.resp[a], task),
+                Some(a) if a < pos => chain_start(&self.tasks[top + a], self.slots[a].resp, task),
                 Some(a) => chain_start(&self.tasks[top + a], scratch[a - pos].0, task),
             };
             let previous = if i == pos {
                 0
             } else {
-                self.resp[i - 1].saturating_sub(task.jitter)
+                self.slots[i - 1].resp.saturating_sub(task.jitter)
             };
             let start = above.max(previous);
             let higher = &self.tasks[..top + i];
@@ -755,7 +788,9 @@ impl Core {
             let point = if i == pos {
                 point_demand(higher, task)
             } else {
-                self.point[i - 1].saturating_add(point_jobs(task, &new))
+                self.slots[i - 1]
+                    .point
+                    .saturating_add(point_jobs(task, &new))
             };
             let outcome = if point <= task.deadline.saturating_sub(task.jitter) {
                 // W(D − J) ≤ D − J: the least fixed point is at most D − J.
@@ -777,13 +812,20 @@ impl Core {
             }
         }
         self.items.insert(pos, item);
-        self.resp.truncate(pos);
-        self.exact.truncate(pos);
-        self.point.truncate(pos);
-        self.limit.clear();
-        self.resp.extend(scratch.iter().map(|e| e.0));
-        self.exact.extend(scratch.iter().map(|e| e.1));
-        self.point.extend(scratch.iter().map(|e| e.2));
+        self.slots.truncate(pos);
+        self.slots.extend(scratch.iter().map(|e| Slot {
+            resp: e.0,
+            point: e.2,
+            limit: 0,
+            exact: e.1,
+            tight: false,
+        }));
+        // As a core built outside the fast insertion: every limit D − J,
+        // no demand known to be tight.
+        for (slot, task) in self.slots.iter_mut().zip(&self.tasks[top..]) {
+            *slot = Slot::new(task, slot.resp, slot.exact, slot.point);
+        }
+        self.rebuilt();
         true
     }
 }
@@ -1273,7 +1315,7 @@ mod tests {
                 piece: 0,
                 offset: 0,
             };
-            let got = core.try_insert_by::<false>(item, super::super::dm_less, &mut s1);
+            let got = core.try_insert_by::<false>(&item, Key::Dm, &mut s1);
             let want =
                 reference.try_insert_by_reference::<false>(item, super::super::dm_less, &mut s2);
             prop_assert_eq!(got, want, "insertion {} of {:?}", n, task);
@@ -1281,10 +1323,11 @@ mod tests {
         core.make_exact::<false>();
         reference.make_exact::<false>();
         prop_assert_eq!(&core.tasks, &reference.tasks);
-        prop_assert_eq!(&core.resp, &reference.resp);
+        let resp = |c: &Core| c.slots.iter().map(|s| s.resp).collect::<Vec<_>>();
+        prop_assert_eq!(resp(&core), resp(&reference));
         for i in 0..core.tasks.len() {
             prop_assert_eq!(
-                Some(core.resp[i]),
+                Some(core.slots[i].resp),
                 fp::response_time(&core.tasks[..i], &core.tasks[i])
             );
         }
@@ -1470,7 +1513,7 @@ mod tests {
                 };
                 let pos = expected.partition_point(|x| super::super::dm_less(&x.task, &item.task));
                 expected.insert(pos, item);
-                core.late_key = Some(super::super::dm_less);
+                core.late_key = Some(Key::Dm);
                 core.late.push((core.inserted, item));
                 core.inserted += 1;
                 if round == 0 {
@@ -1498,7 +1541,8 @@ mod tests {
             let mut core = Core::with_capacity(rest.len());
             core.reset(&[]);
             core.tasks.extend_from_slice(&rest);
-            core.resp.resize(rest.len(), 0);
+            core.slots
+                .extend(rest.iter().map(|t| Slot::new(t, 0, true, 0)));
             core.set_exact::<false>();
             if let Some(bound) = core.bound_from_below::<false>(new_at, &new) {
                 let exact = point_demand(&rest[..new_at], &new);

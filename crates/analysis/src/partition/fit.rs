@@ -6,8 +6,8 @@ use crate::bounds::RatioSum;
 use crate::fp;
 use crate::task::{Task, Time};
 
-use super::cores::{Core, Item};
-use super::{dm_less, finish, rm_less, task_order, Failure, FitRule, Order, Partition};
+use super::cores::{Core, Item, Key, Slot};
+use super::{finish, task_order, Failure, FitRule, Order, Partition};
 use super::{PriorityRule, Unplaced};
 
 pub(super) fn fit(
@@ -86,13 +86,13 @@ fn accept(
 ) -> bool {
     match priority {
         PriorityRule::DeadlineMonotonic if core.top > 0 => {
-            core.try_insert_by::<true>(item, dm_less, scratch)
+            core.try_insert_by::<true>(&item, Key::Dm, scratch)
         }
-        PriorityRule::DeadlineMonotonic => core.try_insert_by::<false>(item, dm_less, scratch),
+        PriorityRule::DeadlineMonotonic => core.try_insert_by::<false>(&item, Key::Dm, scratch),
         PriorityRule::RateMonotonic if core.top > 0 => {
-            core.try_insert_by::<true>(item, rm_less, scratch)
+            core.try_insert_by::<true>(&item, Key::Rm, scratch)
         }
-        PriorityRule::RateMonotonic => core.try_insert_by::<false>(item, rm_less, scratch),
+        PriorityRule::RateMonotonic => core.try_insert_by::<false>(&item, Key::Rm, scratch),
         PriorityRule::Audsley => {
             core.sort_items();
             let top = core.top;
@@ -121,7 +121,14 @@ fn accept(
                     .map(|i| fp::response_time(&core.tasks[..i], &core.tasks[i]))
                     .collect()
             };
-            core.resp = resp.expect("audsley_order returns a schedulable order");
+            let resp = resp.expect("audsley_order returns a schedulable order");
+            core.slots.clear();
+            core.slots.extend(
+                order
+                    .iter()
+                    .zip(resp)
+                    .map(|(t, r)| Slot::new(t, r, true, 0)),
+            );
             if top == 0 {
                 core.tasks = order;
             }

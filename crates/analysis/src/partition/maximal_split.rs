@@ -231,13 +231,18 @@ pub(super) fn sweep_max_top_wcet(
     let windows = task.deadline.div_ceil(period);
     let mut found: Option<Time> = None;
     blocks.clear();
-    blocks.push((1, windows));
-    while let Some((a, b)) = blocks.pop() {
+    // Each block with W((a−1)·T' + 1) where known (a first half has its
+    // parent's), else Time::MAX (recomputing a saturated W gives MAX too).
+    blocks.push((1, windows, Time::MAX));
+    while let Some((a, b, known)) = blocks.pop() {
         let start = (a - 1).saturating_mul(period);
         let end = b.saturating_mul(period).min(task.deadline);
-        let floor = higher.iter().fold(own, |s, h| {
-            s.saturating_add((start / h.period + 1).saturating_mul(h.wcet))
-        });
+        let floor = match known {
+            Time::MAX => higher.iter().fold(own, |s, h| {
+                s.saturating_add((start / h.period + 1).saturating_mul(h.wcet))
+            }),
+            floor => floor,
+        };
         let Some(room) = end.checked_sub(floor) else {
             continue; // W(t) > t everywhere in the block
         };
@@ -245,11 +250,11 @@ pub(super) fn sweep_max_top_wcet(
             continue;
         }
         if b - a < BLOCK_WINDOWS {
-            found = sweep_range(higher, task, period, start, end, found, queue);
+            found = sweep_range(higher, period, start, end, floor, found, queue);
         } else {
             let mid = a + (b - a) / 2;
-            blocks.push((a, mid));
-            blocks.push((mid + 1, b));
+            blocks.push((a, mid, floor));
+            blocks.push((mid + 1, b, Time::MAX));
         }
     }
     found
@@ -260,7 +265,8 @@ pub(super) fn sweep_max_top_wcet(
 const BLOCK_WINDOWS: Time = 4;
 
 /// max(`found`, max g(t) over the points t in (`from`, `to`]); `to` itself
-/// is a point. Sweeps the points in increasing order, updating W(t) and
+/// is a point; `demand` is W(`from` + 1) (the bound's floor in
+/// [`sweep_max_top_wcet`]). Sweeps the points in increasing order, updating W(t) and
 /// ⌈t/T'⌉ at each release instead of dividing (W is constant on
 /// (l·T_j, (l+1)·T_j]). A run of consecutive points of one interferer with no
 /// other release in between is collapsed to its last point: along it
@@ -269,32 +275,40 @@ const BLOCK_WINDOWS: Time = 4;
 /// non-decreasing along the run. `queue` is scratch space.
 fn sweep_range(
     higher: &[Task],
-    task: &Task,
     period: Time,
     from: Time,
     to: Time,
+    mut demand: Time,
     mut found: Option<Time>,
     queue: &mut Vec<(Time, usize)>,
 ) -> Option<Time> {
-    let own = task.blocking.saturating_add(task.wcet);
     let collapse = higher.iter().all(|h| h.wcet <= h.period);
     // State for t just above `from`: `queue` is a min-heap of (end of the
     // current constant piece, interferer); the new task is interferer
-    // `higher.len()`. A sorted array is a valid heap.
+    // `higher.len()`. Only the pieces that end before `to` are held (an
+    // interferer leaves once its piece reaches `to`): the sweep stops at
+    // `to`, and there W(t) counts no release at or after it. On the
+    // benchmark's short blocks most interferers have no release in the
+    // block, and the heap stays small. Built in place (heapify, O(n));
+    // the order of equal times does not matter: all of them are passed at
+    // once, at one point.
     let new_task = higher.len();
-    let mut demand = higher.iter().fold(own, |s, h| {
-        s.saturating_add((from / h.period + 1).saturating_mul(h.wcet))
-    });
     let mut jobs_new: Time = from / period + 1;
     queue.clear();
     queue.extend(
         higher
             .iter()
             .enumerate()
-            .map(|(j, h)| ((from / h.period + 1).saturating_mul(h.period), j)),
+            .map(|(j, h)| ((from / h.period + 1).saturating_mul(h.period), j))
+            .filter(|&(end, _)| end < to),
     );
-    queue.push((jobs_new.saturating_mul(period), new_task));
-    queue.sort_unstable();
+    let end_new = jobs_new.saturating_mul(period);
+    if end_new < to {
+        queue.push((end_new, new_task));
+    }
+    for i in (0..queue.len() / 2).rev() {
+        sift_down_from(queue, i);
+    }
     // Divide only when the point beats `found`: slack ≥ (found + 1)·jobs.
     let mut consider = |t: Time, demand: Time, jobs: Time| {
         if let Some(slack) = t.checked_sub(demand) {
@@ -308,11 +322,10 @@ fn sweep_range(
         }
     };
     loop {
-        let (first, who) = queue[0];
-        if first >= to {
+        let Some(&(first, who)) = queue.first() else {
             consider(to, demand, jobs_new);
             return found;
-        }
+        };
         let second = match (queue.get(1), queue.get(2)) {
             (Some(x), Some(y)) => x.0.min(y.0),
             (Some(x), None) => x.0,
@@ -348,21 +361,35 @@ fn sweep_range(
                 demand = demand.saturating_add(steps.saturating_mul(higher[j].wcet));
                 higher[j].period
             };
-            queue[0].0 = at.saturating_add(steps.saturating_mul(p));
-            sift_down(queue);
-            if queue[0].0 != last {
-                break;
+            let end = at.saturating_add(steps.saturating_mul(p));
+            if end < to {
+                queue[0].0 = end;
+            } else {
+                queue.swap_remove(0);
             }
-            steps = 1;
+            sift_down(queue);
+            match queue.first() {
+                Some(&(at, _)) if at == last => steps = 1,
+                _ => break,
+            }
         }
     }
 }
 
-/// Restore the min-heap order of `heap` (by time) after its root grew.
+/// Restore the min-heap order of `heap` (by time) after its root grew or
+/// was replaced by its last entry (none where it is empty).
 fn sift_down(heap: &mut [(Time, usize)]) {
+    if !heap.is_empty() {
+        sift_down_from(heap, 0);
+    }
+}
+
+/// Move `heap[i]` down until it is no later than its children (the
+/// subtrees below it being heaps already).
+#[inline(always)]
+fn sift_down_from(heap: &mut [(Time, usize)], mut i: usize) {
     let n = heap.len();
-    let item = heap[0];
-    let mut i = 0;
+    let item = heap[i];
     loop {
         let l = 2 * i + 1;
         if l >= n {
@@ -429,5 +456,5 @@ pub(super) struct PointScratch {
 #[derive(Default)]
 pub(super) struct SweepScratch {
     heap: Vec<(Time, usize)>,
-    blocks: Vec<(Time, Time)>,
+    blocks: Vec<(Time, Time, Time)>,
 }

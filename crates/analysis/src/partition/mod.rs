@@ -550,14 +550,22 @@ pub fn task_order(tasks: &[Task], order: Order) -> Vec<usize> {
 /// may have misordered.
 fn task_order_into(tasks: &[Task], order: Order, idx: &mut Vec<usize>, keys: &mut Vec<u64>) {
     idx.clear();
-    let den: fn(&Task) -> Time = match order {
-        Order::Given => {
-            idx.extend(0..tasks.len());
-            return;
-        }
-        Order::DecreasingUtilization => |t| t.period,
-        Order::DecreasingSize => |t| t.deadline,
-    };
+    // One copy per ratio, so that the denominator is read inline.
+    match order {
+        Order::Given => idx.extend(0..tasks.len()),
+        Order::DecreasingUtilization => order_by(tasks, |t| t.period, idx, keys),
+        Order::DecreasingSize => order_by(tasks, |t| t.deadline, idx, keys),
+    }
+}
+
+/// [`task_order_into`] by decreasing C/`den`, into the empty `idx`.
+#[inline(always)]
+fn order_by(
+    tasks: &[Task],
+    den: impl Fn(&Task) -> Time,
+    idx: &mut Vec<usize>,
+    keys: &mut Vec<u64>,
+) {
     // Decreasing ratio (by f64::total_cmp), ties by increasing position, as
     // one integer per task (integer keys sort several times faster than the
     // pairs): total_cmp's order of the bits, reversed, with the position in
@@ -565,9 +573,11 @@ fn task_order_into(tasks: &[Task], order: Order, idx: &mut Vec<usize>, keys: &mu
     // 58 of its 64 bits; the exact pass below repairs what that ties).
     let shift = usize::BITS - tasks.len().leading_zeros();
     let mask = 1u64.checked_shl(shift).map_or(u64::MAX, |b| b - 1);
+    let mut finite = true;
     keys.clear();
     keys.extend(tasks.iter().enumerate().map(|(i, t)| {
         let ratio = t.wcet as f64 / den(t) as f64;
+        finite &= ratio.is_finite();
         let bits = ratio.to_bits() as i64;
         let total = (bits ^ (((bits >> 63) as u64) >> 1) as i64) as u64 ^ (1 << 63);
         (!total & !mask) | i as u64
@@ -581,7 +591,23 @@ fn task_order_into(tasks: &[Task], order: Order, idx: &mut Vec<usize>, keys: &mu
             .then(a.cmp(&b))
             == Ordering::Less
     };
+    // Keys whose ratio bits differ by at least 16 units in the last place
+    // (of the f64 ratios, `gap` in units of the key's kept bits) order
+    // their ratios as the exact comparator does: each computed ratio is
+    // within 3 rounding errors (two conversions, one division; relative
+    // 2^-53 each) of C/den, far less than the 16 ulps (relative ≥ 2^-53
+    // each) between them. There the exact comparison is skipped, where
+    // the task before is still the one the key put there (no repair moved
+    // it) and every ratio is finite (den > 0).
+    let gap = 1 + (16u64 >> shift.min(63)).max(1);
+    let kept = |k: u64| k.checked_shr(shift).unwrap_or(0);
     for i in 1..idx.len() {
+        if finite
+            && idx[i - 1] == (keys[i - 1] & mask) as usize
+            && kept(keys[i]) - kept(keys[i - 1]) >= gap
+        {
+            continue;
+        }
         let mut j = i;
         while j > 0 && before(idx[j], idx[j - 1]) {
             idx.swap(j, j - 1);

@@ -10,7 +10,9 @@ use std::cmp::Ordering;
 
 #[cfg(any(test, feature = "reference"))]
 use super::cores::schedulable_into;
-use super::cores::{chain_start, point_demand, point_jobs, response_time_from, Core, Item};
+use super::cores::{
+    chain_start, point_demand, point_jobs, response_time_from, Core, Item, Key, Slot,
+};
 use super::maximal_split::{max_top_wcet, PointScratch};
 #[cfg(doc)]
 use super::maximal_split::{maximal_split, maximal_split_with};
@@ -199,7 +201,7 @@ fn pdms_hpts_in<const S: bool>(
         }
         // EnqueueHP + IsSchedulable; on failure the core is left as it was
         // (Allocated_Queue_j ← Old_Allocated_Queue_j).
-        if cores[j].try_insert_by::<S>(item, dm_less, resp_scratch) {
+        if cores[j].try_insert_by::<S>(&item, Key::Dm, resp_scratch) {
             continue;
         }
         #[cfg(any(test, feature = "reference"))]
@@ -289,10 +291,8 @@ fn hp_task_split<const S: bool>(
     }
     core.items.clear();
     core.tasks.truncate(top);
-    core.resp.clear();
-    core.exact.clear();
-    core.point.clear();
-    core.limit.clear();
+    core.slots.clear();
+    core.rebuilt();
     let head = if first > 0 {
         let (head, mut tail) = split(&last.task, first);
         // EnqueueHP(Allocated_Queue_j, τ'): τ' keeps τ's (D, T, id), which
@@ -308,9 +308,8 @@ fn hp_task_split<const S: bool>(
         };
         core.items.push(Item { task: head, ..last });
         core.tasks.push(head);
-        core.resp.push(head_resp);
-        core.exact.push(true);
-        core.point.push(point_demand(&core.tasks[..top], &head));
+        let point = point_demand(&core.tasks[..top], &head);
+        core.slots.push(Slot::new(&head, head_resp, true, point));
         // Enqueue(Unallocated_Queue, τ''): τ'' = (C − C', T, D − R'),
         // released R' after τ' (seed 003 §III.B; R' = C' without servers,
         // which is `split`'s D − C'), by its own size (fix (d)).
@@ -346,7 +345,7 @@ fn hp_task_split<const S: bool>(
         if i > 0 {
             start = start.max(chain_start(
                 &core.tasks[top + i - 1],
-                core.resp[i - 1],
+                core.slots[i - 1].resp,
                 &task,
             ));
         }
@@ -356,16 +355,14 @@ fn hp_task_split<const S: bool>(
             }
             _ => s.point[i - above],
         };
-        if point <= task.deadline.saturating_sub(task.jitter) {
-            core.resp.push(task.jitter.saturating_add(start));
-            core.exact.push(false);
+        let slot = if point <= task.deadline.saturating_sub(task.jitter) {
+            Slot::new(&task, task.jitter.saturating_add(start), false, point)
         } else {
             let r = response_time_from(&core.tasks[..top + i], &task, start)
                 .expect("MaximalSplit keeps the core schedulable");
-            core.resp.push(r);
-            core.exact.push(true);
-        }
-        core.point.push(point);
+            Slot::new(&task, r, true, point)
+        };
+        core.slots.push(slot);
     }
     core.util = core.tasks.iter().map(Task::utilization).sum();
 }
@@ -433,7 +430,7 @@ fn rest_schedulable(core: &Core, pos: usize, k: usize, top: usize, s: &mut Split
             point_demand(higher, task)
         } else {
             let o = if l < pos { l } else { l - 1 };
-            let mut point = core.point[o];
+            let mut point = core.slots[o].point;
             if point != Time::MAX {
                 for r in (0..k).filter(|&r| r != pos) {
                     // Exact (no saturation happened below Time::MAX), so
@@ -534,7 +531,7 @@ fn hp_task_split_reference<const S: bool>(
     }
     core.items.clear();
     core.tasks.truncate(top);
-    core.resp.clear();
+    core.slots.clear();
     if first > 0 {
         let (head, mut tail) = split(&last.task, first);
         // EnqueueHP(Allocated_Queue_j, τ'): τ' keeps τ's (D, T, id), which
@@ -550,7 +547,7 @@ fn hp_task_split_reference<const S: bool>(
         };
         core.items.push(Item { task: head, ..last });
         core.tasks.push(head);
-        core.resp.push(head_resp);
+        core.slots.push(Slot::new(&head, head_resp, true, 0));
         // Enqueue(Unallocated_Queue, τ''): τ'' = (C − C', T, D − R'),
         // released R' after τ' (seed 003 §III.B; R' = C' without servers,
         // which is `split`'s D − C'), by its own size (fix (d)).
@@ -582,13 +579,13 @@ fn hp_task_split_reference<const S: bool>(
         if i > 0 {
             start = start.max(chain_start(
                 &core.tasks[top + i - 1],
-                core.resp[i - 1],
+                core.slots[i - 1].resp,
                 task,
             ));
         }
         let r = fp::response_time_from(&core.tasks[..top + i], task, start)
             .expect("MaximalSplit keeps the core schedulable");
-        core.resp.push(r);
+        core.slots.push(Slot::new(task, r, true, 0));
     }
     core.set_exact::<S>();
 }

@@ -431,6 +431,47 @@ proptest::proptest! {
     }
 }
 
+proptest::proptest! {
+    /// Ratios within a few f64 ulps of each other (large C and D, scaled
+    /// copies of one ratio nudged by a few ns) and far apart, up to 70
+    /// tasks: [`task_order`]'s skipped exact comparisons (keys at least 16
+    /// ulps apart) never change the exact order.
+    #[test]
+    fn task_order_is_exact_near_f64_ties(
+        base in (1u64..=1_000, 1u64..=1_000),
+        raw in proptest::collection::vec(
+            (1u64..=(1 << 40), 0u64..=8, 0u64..=8, 0usize..3, 0u8..4),
+            0..70,
+        ),
+    ) {
+        let tasks: Vec<Task> = raw
+            .iter()
+            .map(|&(scale, dc, dd, id, far)| {
+                let (c, d) = if far == 0 {
+                    (base.0 * scale / 7 + dc, base.1 * scale + dd)
+                } else {
+                    (base.0 * scale + dc, base.1 * scale + dd)
+                };
+                let d = d.max(c).max(1);
+                Task::new(id, c, d, d)
+            })
+            .collect();
+        for (order, den) in [
+            (Order::DecreasingSize, (|t: &Task| t.deadline) as fn(&Task) -> Time),
+            (Order::DecreasingUtilization, |t: &Task| t.period),
+        ] {
+            let mut exact: Vec<usize> = (0..tasks.len()).collect();
+            exact.sort_by(|&a, &b| {
+                let (x, y) = (&tasks[a], &tasks[b]);
+                cmp_ratio(y.wcet, den(y), x.wcet, den(x))
+                    .then(x.id.cmp(&y.id))
+                    .then(a.cmp(&b))
+            });
+            proptest::prop_assert_eq!(task_order(&tasks, order), exact);
+        }
+    }
+}
+
 #[test]
 fn sweep_and_reduced_points_agree_with_fp_on_wide_periods() {
     // Long deadline, short T': thousands of points, both methods.
@@ -473,6 +514,41 @@ fn sweep_and_reduced_points_agree_with_fp_on_wide_periods() {
         .flatten();
     assert_eq!(swept, reduced);
     assert_eq!(swept, Some(258_615)); // at t = 82·T' = 127 651 532
+}
+
+proptest::proptest! {
+    /// [`sweep_max_top_wcet`] (branch and bound over blocks of windows,
+    /// each swept with a heap of only the interferers released in it)
+    /// finds the maximum of g over every reduced scheduling point (Bini &
+    /// Buttazzo 2004, Theorem 2, unlimited), for every task of random
+    /// cores below a new task of random period: C' = 0 cases (no point
+    /// with W(t) ≤ t) included.
+    #[test]
+    fn sweep_matches_all_reduced_points(
+        core in random_core(),
+        period in 10u64..=100_000,
+    ) {
+        let mut scratch = PointScratch::default();
+        for k in 0..core.len() {
+            let (h, t) = (&core[..k], &core[k]);
+            let swept = sweep_max_top_wcet(h, t, period, &mut scratch.sweep);
+            proptest::prop_assert!(reduced_points(
+                h,
+                t,
+                period,
+                usize::MAX,
+                &mut scratch.points,
+                &mut scratch.periods
+            ));
+            let reduced = scratch
+                .points
+                .iter()
+                .map(|&x| slack_per_job(h, t, period, x))
+                .max()
+                .flatten();
+            proptest::prop_assert_eq!(swept, reduced, "task {} of {:?}", k, core);
+        }
+    }
 }
 
 /// The structural checks of tests/partition_props.rs, for unit tests.
