@@ -3,7 +3,9 @@
 //! [`maximal_split_with`] are the plain references on [`crate::fp`];
 //! [`max_top_wcet`] is the fast twin the partitioner uses (Bini &
 //! Buttazzo's reduced scheduling points or a branch-and-bound sweep over
-//! all of them, the same answers, property-tested).
+//! all of them; property-tested against the reference, though the reduced
+//! points can miss the largest C' of one task by a little, see
+//! [`reduced_points`]).
 
 use crate::fp;
 use crate::server::{self, Server};
@@ -61,9 +63,12 @@ pub fn maximal_split_with(core: &[Task], servers: &[Server], task: &Task) -> Tim
 ///    or all multiples of the interferers' periods, swept in increasing order
 ///    with W(t) updated incrementally ([`sweep_max_top_wcet`]), whichever is
 ///    cheaper.
-///    The reduced set depends on the periods only, so it is exact for every
-///    C'. Points below B_k + C_k + Σ_hp C_j admit nothing, nor do the points
-///    the recursion derives from them (they are smaller), so they are pruned.
+///    Every point of either set is a witness (W(t) <= t at some t <= D
+///    proves the deadline met), so the answer is safe; the sweep covers
+///    every point and is exact, while the reduced set can miss the
+///    maximum of one task by a little ([`reduced_points`]). Points below
+///    B_k + C_k + Σ_hp C_j admit nothing, nor do the points the recursion
+///    derives from them (they are smaller), so they are pruned.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn max_top_wcet(
     core: &[Task],
@@ -155,10 +160,16 @@ pub(super) fn max_top_wcet(
 /// Theorem 2) for τ below the interferers (the higher-priority tasks and the
 /// new task of period T'): P_0(t) = {t}, P_j(t) = P_{j−1}(⌊t/T_j⌋T_j) ∪
 /// P_{j−1}(t) from t = D, largest period first (its floors add the fewest
-/// points). The set depends on the periods only, so "∃t ∈ P: W(t) +
-/// ⌈t/T'⌉C' ≤ t" is exact for every C'. Points below B + C + Σ_hp C_j admit
-/// nothing, nor do the points derived from them (smaller), so they are
-/// dropped. Fills `points`; `false` if it would exceed `limit` points.
+/// points). Each point is a witness: "W(t) + ⌈t/T'⌉C' ≤ t" at one of them
+/// proves τ's deadline met. But the maximum of C' over them can fall
+/// short of the maximum over every scheduling point when the new task
+/// sits above tasks of shorter period (MaximalSplit's case), or even
+/// with rate-monotonic periods: property testing found cases one unit
+/// short (`reduced_points_can_miss_the_maximum` in the tests; the sweep
+/// is exact). The answer is then safe and slightly small. Points below
+/// B + C + Σ_hp C_j admit nothing, nor do the points derived from them
+/// (smaller), so they are dropped. Fills `points`; `false` if it would
+/// exceed `limit` points.
 pub(super) fn reduced_points(
     higher: &[Task],
     task: &Task,
