@@ -150,10 +150,11 @@ fn no_nvidia_driver() -> bool {
 /// bandwidth unless `--no-reclaim`.
 #[test]
 fn json_output_is_json_alone_and_reclaim_is_the_deadline_default() {
+    let ex = example("perception-1gpu.toml");
     for extra in [&[][..], &["--no-reclaim"][..]] {
         let mut args = vec![
             "run",
-            "examples/perception-1gpu.toml",
+            &ex,
             "--duration",
             "50 ms",
             "--sched",
@@ -161,8 +162,6 @@ fn json_output_is_json_alone_and_reclaim_is_the_deadline_default() {
             "--json",
         ];
         args.extend_from_slice(extra);
-        let ex = example("perception-1gpu.toml");
-        args[1] = &ex;
         let o = rtgpu(&args);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(matches!(o.status.code(), Some(0 | 1)), "{err}");

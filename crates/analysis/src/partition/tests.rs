@@ -401,6 +401,28 @@ proptest::proptest! {
     }
 }
 
+/// [`task_order`] by decreasing size and by decreasing utilization equals
+/// a sort with the exact comparator (ratio, then id, then position).
+fn exact_task_orders(tasks: &[Task]) -> Result<(), proptest::test_runner::TestCaseError> {
+    for (order, den) in [
+        (
+            Order::DecreasingSize,
+            (|t: &Task| t.deadline) as fn(&Task) -> Time,
+        ),
+        (Order::DecreasingUtilization, |t: &Task| t.period),
+    ] {
+        let mut exact: Vec<usize> = (0..tasks.len()).collect();
+        exact.sort_by(|&a, &b| {
+            let (x, y) = (&tasks[a], &tasks[b]);
+            cmp_ratio(y.wcet, den(y), x.wcet, den(x))
+                .then(x.id.cmp(&y.id))
+                .then(a.cmp(&b))
+        });
+        proptest::prop_assert_eq!(task_order(tasks, order), exact);
+    }
+    Ok(())
+}
+
 proptest::proptest! {
     #[test]
     fn task_order_is_exact(
@@ -411,19 +433,7 @@ proptest::proptest! {
             .iter()
             .map(|&(t, c, id)| Task::new(id, c.min(t), t, (t / 2).max(c.min(t))))
             .collect();
-        for (order, den) in [
-            (Order::DecreasingSize, (|t: &Task| t.deadline) as fn(&Task) -> Time),
-            (Order::DecreasingUtilization, |t: &Task| t.period),
-        ] {
-            let mut exact: Vec<usize> = (0..tasks.len()).collect();
-            exact.sort_by(|&a, &b| {
-                let (x, y) = (&tasks[a], &tasks[b]);
-                cmp_ratio(y.wcet, den(y), x.wcet, den(x))
-                    .then(x.id.cmp(&y.id))
-                    .then(a.cmp(&b))
-            });
-            proptest::prop_assert_eq!(task_order(&tasks, order), exact);
-        }
+        exact_task_orders(&tasks)?;
         proptest::prop_assert_eq!(
             task_order(&tasks, Order::Given),
             (0..tasks.len()).collect::<Vec<_>>()
@@ -456,19 +466,7 @@ proptest::proptest! {
                 Task::new(id, c, d, d)
             })
             .collect();
-        for (order, den) in [
-            (Order::DecreasingSize, (|t: &Task| t.deadline) as fn(&Task) -> Time),
-            (Order::DecreasingUtilization, |t: &Task| t.period),
-        ] {
-            let mut exact: Vec<usize> = (0..tasks.len()).collect();
-            exact.sort_by(|&a, &b| {
-                let (x, y) = (&tasks[a], &tasks[b]);
-                cmp_ratio(y.wcet, den(y), x.wcet, den(x))
-                    .then(x.id.cmp(&y.id))
-                    .then(a.cmp(&b))
-            });
-            proptest::prop_assert_eq!(task_order(&tasks, order), exact);
-        }
+        exact_task_orders(&tasks)?;
     }
 }
 

@@ -116,7 +116,7 @@ pub(super) fn analyze_edf(
 }
 
 /// A rejection of the tardiness analysis in words, with task names.
-fn describe_rejection(r: &edf::EdfRejection, w: &Workload) -> String {
+pub(super) fn describe_rejection(r: &edf::EdfRejection, w: &Workload) -> String {
     let name = |i: usize| w.tasks.get(i).map_or("?", |t| t.name.as_str());
     match r {
         edf::EdfRejection::NoProcessors => "no processors".into(),

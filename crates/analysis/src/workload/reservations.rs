@@ -220,11 +220,14 @@ fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, 
     // Past the density test, soft real time: each reservation's tardiness
     // (module docs, "Tardiness"), where the argument covers the workload.
     let tardy = if dense {
-        Ok(vec![0; reserved.len()])
+        Ok((0, vec![0; reserved.len()]))
     } else {
         tardiness(w, &reserved, &res, &dl, m, servers.is_empty())
     };
-    let late: Vec<Time> = tardy.clone().unwrap_or_else(|_| vec![0; reserved.len()]);
+    let late: Vec<Time> = match &tardy {
+        Ok((_, late)) => late.clone(),
+        Err(_) => vec![0; reserved.len()],
+    };
     // A GPU-using reservation's hold is stretched by its in-section
     // wake-ups, whose work includes one switch per preemption by another
     // deadline thread during the hold (`hold_latency`): counted over
@@ -451,13 +454,13 @@ fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, 
     }
     if !dense {
         report.notes.push(match &tardy {
-            Ok(late) => format!(
+            Ok((x, late)) => format!(
                 "the reservations fail the density test but fit the cores (U <= m): soft real \
                  time, every reservation's budget at most x + e late under global EDF (Devi & \
                  Anderson, RTS 2008; x = {}), so a CPU-only job ends by D + P + its tardiness \
                  and a GPU-using job's every wake-up may be that late (our derivation, \
                  docs/analyses.md); tardiness: {}",
-                duration_words(edf::gedf_tardiness(&dl, m).x.unwrap_or(0)),
+                duration_words(*x),
                 reserved
                     .iter()
                     .zip(late)
@@ -495,8 +498,8 @@ fn analyze_sized(w: &Workload, extra: &Extra, sizing: ServerSizing) -> (Report, 
 /// Each reservation's tardiness τ past the density test (module docs,
 /// "Tardiness"): Devi & Anderson's x + e over the deadline entities `dl`
 /// (the reservations first, in `reserved`'s order), where every τ is at
-/// most its reservation's period; Err: why the argument does not cover
-/// the workload.
+/// most its reservation's period, with Devi & Anderson's x; Err: why the
+/// argument does not cover the workload.
 fn tardiness(
     w: &Workload,
     reserved: &[usize],
@@ -504,25 +507,31 @@ fn tardiness(
     dl: &[Task],
     m: u32,
     no_servers: bool,
-) -> Result<Vec<Time>, String> {
+) -> Result<(Time, Vec<Time>), String> {
     if reserved.len() != w.tasks.len() {
         return Err(
             "fixed-priority tasks run beside the reservations, and their analysis \
-                    charges each reservation's budget within its period"
+             charges each reservation's budget within its period"
                 .into(),
         );
     }
     if !no_servers {
         return Err(
             "klmirqd's servers run beside them, and the bottom-half waits assume each \
-                    server's budget within its period"
+             server's budget within its period"
                 .into(),
         );
     }
     let r = edf::gedf_tardiness(dl, m);
     if let Some(why) = &r.reason {
-        return Err(format!("Devi & Anderson's bound does not apply ({why:?})"));
+        return Err(format!(
+            "Devi & Anderson's bound does not apply: {}",
+            super::edf::describe_rejection(why, w)
+        ));
     }
+    let Some(x) = r.x else {
+        return Err("Devi & Anderson's bound does not apply".into());
+    };
     let mut late = Vec::with_capacity(res.len());
     for ((&i, rv), tt) in reserved.iter().zip(res).zip(&r.tasks) {
         let Some(tau) = tt.tardiness else {
@@ -539,7 +548,7 @@ fn tardiness(
         }
         late.push(tau);
     }
-    Ok(late)
+    Ok((x, late))
 }
 
 /// What `rtgpu run` applies for a CPU-only reservation `r` of task `t`
