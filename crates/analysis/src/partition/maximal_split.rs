@@ -3,8 +3,9 @@
 //! [`maximal_split_with`] are the plain references on [`crate::fp`];
 //! [`max_top_wcet`] is the fast twin the partitioner uses (Bini &
 //! Buttazzo's reduced scheduling points or a branch-and-bound sweep over
-//! all of them; property-tested against the reference, though the reduced
-//! points can miss the largest C' of one task by a little, see
+//! all of them; exact, property-tested against the reference: the reduced
+//! points can miss the largest C' of one task only at a C' at which a task
+//! above it misses its period, which MaximalSplit never asks about, see
 //! [`reduced_points`]).
 
 use crate::fp;
@@ -64,9 +65,16 @@ pub fn maximal_split_with(core: &[Task], servers: &[Server], task: &Task) -> Tim
 ///    with W(t) updated incrementally ([`sweep_max_top_wcet`]), whichever is
 ///    cheaper.
 ///    Every point of either set is a witness (W(t) <= t at some t <= D
-///    proves the deadline met), so the answer is safe; the sweep covers
-///    every point and is exact, while the reduced set can miss the
-///    maximum of one task by a little ([`reduced_points`]). Points below
+///    proves the deadline met), so the answer is safe. The sweep covers
+///    every point; the reduced set finds the maximum of τ_k whenever the
+///    tasks above τ_k (the new one included) complete within their periods
+///    at that C' ([`reduced_points`]). The loop asks τ_k only for C' up to
+///    `best`, the minimum over the tasks above, at which they all meet
+///    their deadlines (D ≤ T, and the new task's C' ≤ D ≤ T'): if τ_k's
+///    maximum is at most `best`, the reduced set finds it, and if it is
+///    larger, the reduced set finds a C' of at least `best` (a witness at
+///    C' = `best`). So the answer is the exact MaximalSplit
+///    (`fast_maximal_split_matches_fp`). Points below
 ///    B_k + C_k + Σ_hp C_j admit nothing, nor do the points the recursion
 ///    derives from them (they are smaller), so they are pruned.
 #[allow(clippy::too_many_arguments)]
@@ -161,12 +169,13 @@ pub(super) fn max_top_wcet(
 /// new task of period T'): P_0(t) = {t}, P_j(t) = P_{j−1}(⌊t/T_j⌋T_j) ∪
 /// P_{j−1}(t) from t = D, largest period first (its floors add the fewest
 /// points). Each point is a witness: "W(t) + ⌈t/T'⌉C' ≤ t" at one of them
-/// proves τ's deadline met. But the maximum of C' over them can fall
-/// short of the maximum over every scheduling point when the new task
-/// sits above tasks of shorter period (MaximalSplit's case), or even
-/// with rate-monotonic periods: property testing found cases one unit
-/// short (`reduced_points_can_miss_the_maximum` in the tests; the sweep
-/// is exact). The answer is then safe and slightly small. Points below
+/// proves τ's deadline met. The maximum of C' over them equals the
+/// maximum over every scheduling point when, at that C', the tasks above
+/// τ (the new one included) complete within their periods
+/// (`reduced_points_are_exact_below_schedulable_tasks` in the tests); at
+/// a larger C', where one of them does not, it can fall short
+/// (`reduced_points_can_miss_the_maximum`: one unit), which
+/// [`max_top_wcet`] never depends on. Points below
 /// B + C + Σ_hp C_j admit nothing, nor do the points derived from them
 /// (smaller), so they are dropped. Fills `points`; `false` if it would
 /// exceed `limit` points.

@@ -522,7 +522,8 @@ proptest::proptest! {
     /// 1989), for every task of random cores below a new task of random
     /// period, C' = 0 cases (no point with W(t) <= t) included; and never
     /// less than the maximum over Bini & Buttazzo's reduced points, which
-    /// can be less ([`reduced_points_can_miss_the_maximum`]).
+    /// can be less where a task above misses its period
+    /// ([`reduced_points_can_miss_the_maximum`]).
     #[test]
     fn sweep_matches_every_scheduling_point(
         core in random_core(),
@@ -561,14 +562,18 @@ proptest::proptest! {
     }
 }
 
-/// Bini & Buttazzo's reduced points can miss the largest C' (found by
-/// `sweep_matches_every_scheduling_point` at 50,000 cases): below a new
-/// task of period 2,037 and one of C = 36, T = 740 (D = 547, B = 18), a
-/// task of C = 12, B = 6, D = 49,203 admits C' = 1,936 (at t = 17·2,037 =
-/// 34,629: 18 + 47·36 + 17·1,936 = 34,622 <= t), yet no reduced point
-/// (48,888, 48,840, 49,203) admits more than 1,935. The reduced points are
-/// still witnesses (W(t) <= t at one proves the deadline met), so
-/// MaximalSplit's answer from them is safe, if at times one unit short.
+/// Bini & Buttazzo's reduced points can miss the largest C' of one task
+/// (found by `sweep_matches_every_scheduling_point` at 50,000 cases):
+/// below a new task of period 2,037 and one of C = 36, T = 740 (D = 547,
+/// B = 18), a task of C = 12, B = 6, D = 49,203 admits C' = 1,936 (at t =
+/// 17·2,037 = 34,629: 18 + 47·36 + 17·1,936 = 34,622 <= t), yet no reduced
+/// point (48,888, 48,840, 49,203) admits more than 1,935. The reduced
+/// points are still witnesses (W(t) <= t at one proves the deadline met).
+/// At C' = 1,936 the task above misses even its period (18 + 36 + 1,936 >
+/// 740): the reduced set presumes the tasks above schedulable
+/// (`reduced_points_are_exact_below_schedulable_tasks`), and MaximalSplit
+/// never asks it at such a C' (it is the minimum over the tasks in priority
+/// order): on this core it answers the exact 493.
 #[test]
 fn reduced_points_can_miss_the_maximum() {
     let h = [Task {
@@ -601,6 +606,93 @@ fn reduced_points_can_miss_the_maximum() {
         .max()
         .flatten();
     assert_eq!(reduced, Some(1_935));
+    // The task above, below the new one at C' = 1,936, misses its period.
+    let top = Task::implicit(usize::MAX, 1_936, period);
+    assert_eq!(
+        fp::response_time(
+            &[top],
+            &Task {
+                deadline: 740,
+                ..h[0]
+            }
+        ),
+        None
+    );
+    // MaximalSplit of the whole core is exact.
+    let core = [h[0], t];
+    let mut resp = Vec::new();
+    assert!(schedulable_into(&core, 0, &mut resp));
+    let deadline = 2_000;
+    let exact = fp::max_top_priority_wcet(&core, period, deadline, deadline);
+    assert_eq!(exact, Some(493));
+    let fast = max_top_wcet(
+        &core,
+        0,
+        &resp,
+        None,
+        period,
+        deadline,
+        deadline,
+        &mut scratch,
+    );
+    assert_eq!(Some(fast), exact);
+}
+
+proptest::proptest! {
+    /// Where the reduced points may fall short: only at a C' at which a
+    /// task above (the new task included) misses its period. Let `limit`
+    /// be the largest C' at which the tasks above all complete within
+    /// their periods: for every C' up to `limit` that the task admits (at
+    /// some scheduling point), a reduced point admits it too, so the
+    /// maximum over the reduced points is at least min(maximum, `limit`),
+    /// and equal to the maximum when that is at most `limit` (Bini &
+    /// Buttazzo's Theorem 2 with its tasks above schedulable; a brute-force
+    /// search over 145,090 random cases found the reduced set short 7,284
+    /// times, each time with a task above missing its period, and never
+    /// otherwise). MaximalSplit relies on it: visiting the tasks in
+    /// priority order, it asks each only about C' at which the tasks above
+    /// meet their deadlines (D <= T).
+    #[test]
+    fn reduced_points_are_exact_below_schedulable_tasks(
+        core in random_core(),
+        period in 10u64..=100_000,
+    ) {
+        let mut scratch = PointScratch::default();
+        // The tasks above, each against its period.
+        let within: Vec<Task> = core.iter().map(|x| Task { deadline: x.period, ..*x }).collect();
+        let mut limit = period;
+        for k in 0..core.len() {
+            let (h, t) = (&core[..k], &core[k]);
+            let Some(best) = sweep_max_top_wcet(h, t, period, &mut scratch.sweep) else {
+                break;
+            };
+            proptest::prop_assert!(reduced_points(
+                h,
+                t,
+                period,
+                usize::MAX,
+                &mut scratch.points,
+                &mut scratch.periods
+            ));
+            let reduced = scratch
+                .points
+                .iter()
+                .map(|&x| slack_per_job(h, t, period, x))
+                .max()
+                .flatten()
+                .unwrap_or(0);
+            proptest::prop_assert!(reduced <= best);
+            proptest::prop_assert!(
+                reduced >= best.min(limit),
+                "task {} of {:?}: {} below min({}, {})", k, core, reduced, best, limit
+            );
+            // τ_k joins the tasks above for the next one.
+            match sweep_max_top_wcet(&within[..k], &within[k], period, &mut scratch.sweep) {
+                Some(c) => limit = limit.min(c),
+                None => break,
+            }
+        }
+    }
 }
 
 /// The structural checks of tests/partition_props.rs, for unit tests.
