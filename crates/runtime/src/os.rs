@@ -227,6 +227,36 @@ pub fn process_cpu_ticks(pid: u32) -> io::Result<u64> {
     Ok(tick(11)? + tick(12)?)
 }
 
+/// Per CPU, the time its virtual CPU was ready but the hypervisor ran
+/// something else (steal time), in ns: the eighth value of each `cpuN`
+/// line of /proc/stat, in clock ticks (`sysconf(_SC_CLK_TCK)`, usually
+/// 10 ms each). Empty where /proc/stat cannot be read. A vCPU that does not
+/// run stalls every thread on it whatever its policy: on the H100 box such
+/// stalls of 1-2 ms caused most deadline misses (docs/runtime.md).
+pub fn steal_per_cpu() -> Vec<(usize, Nanos)> {
+    // SAFETY: sysconf has no memory arguments.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let tick = u64::try_from(hz)
+        .ok()
+        .filter(|&h| h > 0)
+        .map_or(10_000_000, |h| 1_000_000_000 / h);
+    std::fs::read_to_string("/proc/stat")
+        .map_or_else(|_| Vec::new(), |s| steal_of_proc_stat(&s, tick))
+}
+
+/// [`steal_per_cpu`] of a /proc/stat text, `tick` ns per clock tick. CPUs
+/// whose line has no steal value (kernels before 2.6.11) are left out.
+pub fn steal_of_proc_stat(text: &str, tick: Nanos) -> Vec<(usize, Nanos)> {
+    text.lines()
+        .filter_map(|line| {
+            let mut f = line.split_whitespace();
+            let cpu = f.next()?.strip_prefix("cpu")?.parse::<usize>().ok()?;
+            let steal: u64 = f.nth(7)?.parse().ok()?;
+            Some((cpu, steal.saturating_mul(tick)))
+        })
+        .collect()
+}
+
 /// Whether this kernel runs under a hypervisor (the `hypervisor` CPU flag
 /// in /proc/cpuinfo): a halted virtual CPU may take a millisecond or more
 /// to wake for a timer (`rtgpu run --keep-awake`).
@@ -598,6 +628,29 @@ pub fn find_threads(pred: impl Fn(&str) -> bool) -> io::Result<Vec<(libc::pid_t,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn steal_is_read_per_cpu_from_proc_stat() {
+        let text = "cpu  10 0 20 300 4 0 1 9 0 0\n\
+                    cpu0 5 0 10 150 2 0 1 2 0 0\n\
+                    cpu1 5 0 10 150 2 0 0 7 0 0\n\
+                    cpu2 5 0 10 150\n\
+                    intr 12345 0 0\n\
+                    ctxt 999\n";
+        assert_eq!(
+            steal_of_proc_stat(text, 10_000_000),
+            vec![(0, 20_000_000), (1, 70_000_000)]
+        );
+        // This machine's file parses, one entry per CPU it lists.
+        let here = steal_per_cpu();
+        if let Ok(stat) = std::fs::read_to_string("/proc/stat") {
+            let cpus = stat
+                .lines()
+                .filter(|l| l.starts_with("cpu") && !l.starts_with("cpu "))
+                .count();
+            assert_eq!(here.len(), cpus);
+        }
+    }
 
     #[test]
     fn preemption_models_are_read_from_debugfs_cmdline_and_version() {

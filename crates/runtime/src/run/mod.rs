@@ -47,7 +47,8 @@ use crate::klmirqd::ServerConfig;
 use crate::os::Nanos;
 
 pub use reporting::{
-    JobRun, KlmirqdReport, KlmirqdThreadReport, PieceRun, RunOutcome, TaskSummary, VgpuShare,
+    CpuSteal, JobRun, KlmirqdReport, KlmirqdThreadReport, PieceRun, RunOutcome, TaskSummary,
+    VgpuShare,
 };
 
 /// How to run.
@@ -181,14 +182,16 @@ pub fn run(
     config: &RunConfig,
 ) -> Result<RunOutcome, RunError> {
     let (mut prepared, specs) = setup::prepare(workload, report, plan, config)?;
+    // The CPUs the run's threads may run on: the plan's cores, or every CPU
+    // of this process where reservations may migrate (the root domain).
+    let mut cpus = if plan.tasks.iter().any(|t| t.reservation.is_some()) {
+        crate::os::affinity(0).unwrap_or_default()
+    } else {
+        prepared.core_map.clone()
+    };
+    cpus.sort_unstable();
+    cpus.dedup();
     let awake = if config.keep_awake {
-        let mut cpus = if plan.tasks.iter().any(|t| t.reservation.is_some()) {
-            crate::os::affinity(0).unwrap_or_default()
-        } else {
-            prepared.core_map.clone()
-        };
-        cpus.sort_unstable();
-        cpus.dedup();
         match awake::KeepAwake::start(&cpus) {
             Ok(a) => {
                 prepared.notes.insert(
@@ -210,15 +213,58 @@ pub fn run(
     } else {
         None
     };
+    let before = crate::os::steal_per_cpu();
     let ran = release::execute(specs, &prepared.clusters, config.duration);
+    let steal = steal_over(&before, &crate::os::steal_per_cpu(), &cpus);
     drop(awake);
-    Ok(reporting::outcome(
-        workload,
-        report,
-        plan,
-        config.duration,
-        prepared,
-        ran?,
+    if let Some(note) = steal_note(&steal) {
+        prepared.notes.push(note);
+    }
+    let mut out = reporting::outcome(workload, report, plan, config.duration, prepared, ran?);
+    out.steal = steal;
+    Ok(out)
+}
+
+/// Steal time of `cpus` between two readings of [`crate::os::steal_per_cpu`]
+/// (none where either lacks a CPU).
+fn steal_over(
+    before: &[(usize, Nanos)],
+    after: &[(usize, Nanos)],
+    cpus: &[usize],
+) -> Vec<CpuSteal> {
+    let of = |v: &[(usize, Nanos)], c: usize| v.iter().find(|e| e.0 == c).map(|e| e.1);
+    cpus.iter()
+        .filter_map(|&cpu| {
+            let steal = of(after, cpu)?.saturating_sub(of(before, cpu)?);
+            Some(CpuSteal { cpu, steal })
+        })
+        .collect()
+}
+
+/// What the run says of steal time: nothing when the hypervisor took none.
+fn steal_note(steal: &[CpuSteal]) -> Option<String> {
+    let total: Nanos = steal.iter().map(|s| s.steal).sum();
+    if total == 0 {
+        return None;
+    }
+    let per_cpu: Vec<String> = steal
+        .iter()
+        .filter(|s| s.steal > 0)
+        .map(|s| {
+            format!(
+                "CPU {} {}",
+                s.cpu,
+                rtgpu_model::units::format_duration(s.steal)
+            )
+        })
+        .collect();
+    Some(format!(
+        "the hypervisor kept the run's CPUs from running for {} in all (steal time in \
+         /proc/stat: {}): a virtual CPU that is not running stalls every thread on it, \
+         whatever its policy, and no bound covers that; misses and responses over the bound \
+         may come from it (docs/runtime.md, \"Every miss traced on the H100 box\")",
+        rtgpu_model::units::format_duration(total),
+        per_cpu.join(", ")
     ))
 }
 
@@ -242,6 +288,44 @@ mod tests {
             err.to_string().contains("the analysis made no plan"),
             "{err}"
         );
+    }
+
+    /// Steal time is reported for exactly the run's CPUs, and said in a
+    /// note only when the hypervisor took some.
+    #[test]
+    fn steal_time_is_the_runs_cpus_difference() {
+        let before = [(0, 5), (1, 10), (2, 0)];
+        let after = [(0, 5), (1, 40_000_000), (2, 7)];
+        let s = steal_over(&before, &after, &[1, 0, 3]);
+        assert_eq!(
+            s,
+            vec![
+                CpuSteal {
+                    cpu: 1,
+                    steal: 39_999_990
+                },
+                CpuSteal { cpu: 0, steal: 0 }
+            ]
+        );
+        let note = steal_note(&s).expect("some steal");
+        assert!(
+            note.contains("CPU 1 ") && !note.contains("CPU 0 "),
+            "{note}"
+        );
+        assert_eq!(steal_note(&[CpuSteal { cpu: 0, steal: 0 }]), None);
+        // A real run lists the CPUs of its plan.
+        let w = workload(
+            "[platform]\ncores = 1\n[[task]]\nname = \"t\"\nwcet = \"100 us\"\nperiod = \"10 ms\"\n",
+        );
+        let (report, plan) = rtgpu_analysis::workload::analyze(&w);
+        let out = run(&w, &report, &plan, &RunConfig::new(20_000_000, false)).expect("runs");
+        if std::fs::read_to_string("/proc/stat").is_ok() {
+            let cpus: Vec<usize> = out.steal.iter().map(|s| s.cpu).collect();
+            let mut planned = out.core_map.clone();
+            planned.sort_unstable();
+            planned.dedup();
+            assert_eq!(cpus, planned);
+        }
     }
 
     /// A period near 2^64 ns releases one job and ends with the run

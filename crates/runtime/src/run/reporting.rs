@@ -127,6 +127,17 @@ pub struct RunOutcome {
     /// are relative to it. ftrace's `mono` trace clock reads the same
     /// clock, so a kernel trace of the run lines up with its jobs.
     pub started_at_monotonic: Nanos,
+    /// Per CPU the run used, the time the hypervisor kept it from running
+    /// during the run (steal time, [`crate::os::steal_per_cpu`]); empty
+    /// where /proc/stat cannot be read.
+    pub steal: Vec<CpuSteal>,
+}
+
+/// Steal time of one CPU over a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct CpuSteal {
+    pub cpu: usize,
+    pub steal: Nanos,
 }
 
 /// One vGPU's reservation and the share of its GPU it used in a run.
@@ -220,6 +231,7 @@ pub(super) fn outcome(
         vgpus,
         unexplained_delays,
         started_at_monotonic: t0,
+        steal: Vec::new(),
     }
 }
 
