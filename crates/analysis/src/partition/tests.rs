@@ -496,22 +496,28 @@ fn sweep_and_reduced_points_agree_with_fp_on_wide_periods() {
     assert_eq!(Some(fast), exact);
     let (h, t) = (&core[..3], &core[3]);
     let swept = sweep_max_top_wcet(h, t, 1_556_726, &mut scratch.sweep);
+    let reduced = reduced_max(h, t, 1_556_726, &mut scratch);
+    assert_eq!(swept, reduced);
+    assert_eq!(swept, Some(258_615)); // at t = 82·T' = 127 651 532
+}
+
+/// The largest C' over all of Bini & Buttazzo's reduced points (no limit
+/// on their number).
+fn reduced_max(h: &[Task], t: &Task, period: Time, scratch: &mut PointScratch) -> Option<Time> {
     assert!(reduced_points(
         h,
         t,
-        1_556_726,
+        period,
         usize::MAX,
         &mut scratch.points,
         &mut scratch.periods
     ));
-    let reduced = scratch
+    scratch
         .points
         .iter()
-        .map(|&x| slack_per_job(h, t, 1_556_726, x))
+        .map(|&x| slack_per_job(h, t, period, x))
         .max()
-        .flatten();
-    assert_eq!(swept, reduced);
-    assert_eq!(swept, Some(258_615)); // at t = 82·T' = 127 651 532
+        .flatten()
 }
 
 proptest::proptest! {
@@ -543,20 +549,7 @@ proptest::proptest! {
                 .max()
                 .flatten();
             proptest::prop_assert_eq!(swept, exact, "task {} of {:?}", k, core);
-            proptest::prop_assert!(reduced_points(
-                h,
-                t,
-                period,
-                usize::MAX,
-                &mut scratch.points,
-                &mut scratch.periods
-            ));
-            let reduced = scratch
-                .points
-                .iter()
-                .map(|&x| slack_per_job(h, t, period, x))
-                .max()
-                .flatten();
+            let reduced = reduced_max(h, t, period, &mut scratch);
             proptest::prop_assert!(swept >= reduced, "task {} of {:?}", k, core);
         }
     }
@@ -591,20 +584,7 @@ fn reduced_points_can_miss_the_maximum() {
         Some(1_936)
     );
     assert_eq!(slack_per_job(&h, &t, period, 34_629), Some(1_936));
-    assert!(reduced_points(
-        &h,
-        &t,
-        period,
-        usize::MAX,
-        &mut scratch.points,
-        &mut scratch.periods
-    ));
-    let reduced = scratch
-        .points
-        .iter()
-        .map(|&x| slack_per_job(&h, &t, period, x))
-        .max()
-        .flatten();
+    let reduced = reduced_max(&h, &t, period, &mut scratch);
     assert_eq!(reduced, Some(1_935));
     // The task above, below the new one at C' = 1,936, misses its period.
     let top = Task::implicit(usize::MAX, 1_936, period);
@@ -666,20 +646,7 @@ proptest::proptest! {
             let Some(best) = sweep_max_top_wcet(h, t, period, &mut scratch.sweep) else {
                 break;
             };
-            proptest::prop_assert!(reduced_points(
-                h,
-                t,
-                period,
-                usize::MAX,
-                &mut scratch.points,
-                &mut scratch.periods
-            ));
-            let reduced = scratch
-                .points
-                .iter()
-                .map(|&x| slack_per_job(h, t, period, x))
-                .max()
-                .flatten()
+            let reduced = reduced_max(h, t, period, &mut scratch)
                 .unwrap_or(0);
             proptest::prop_assert!(reduced <= best);
             proptest::prop_assert!(
