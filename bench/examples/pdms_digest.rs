@@ -32,7 +32,7 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(6000);
-    let mut rng = Rng::new(2026_11_28);
+    let mut rng = Rng::new(20_261_128);
     let mut digest = Fnv(0xcbf2_9ce4_8422_2325);
     let (mut ok, mut split, mut constrained) = (0usize, 0usize, 0usize);
     for k in 0..sets {
