@@ -331,10 +331,10 @@ fn hp_task_split<const S: bool>(
         None
     };
     let above = core.items.len();
-    for &it in &s.items[k..] {
-        core.items.push(it);
-        core.tasks.push(it.task);
-    }
+    // One copy of the remaining items (a push each moved every 72-byte item
+    // through the stack twice).
+    core.items.extend_from_slice(&s.items[k..]);
+    core.tasks.extend(s.items[k..].iter().map(|it| it.task));
     // The pieces below τ': their deadline-point demands without τ'
     // (s.point) plus τ''s jobs; those that pass keep a lower bound (from
     // s.resp, without τ', or chained from the piece above) for
