@@ -984,7 +984,8 @@ const SHORT_WINDOW: usize = 16;
 /// blocking, 0 < C and D ≤ T.
 #[inline(always)]
 fn plain(task: &Task) -> bool {
-    task.jitter == 0 && task.blocking == 0 && task.wcet > 0 && task.deadline <= task.period
+    // One test of the four conditions (no branch each).
+    ((task.jitter | task.blocking) == 0) & (task.wcet > 0) & (task.deadline <= task.period)
 }
 
 /// [`Core::make_exact_plain`]'s RTAs, down the pieces `slots` (of
@@ -996,23 +997,26 @@ fn plain_rtas(
     slots: &mut [Slot],
     terms: &mut Vec<PlainTerm>,
 ) -> Option<()> {
-    // The terms' w, their sum and the least until.
-    let (mut at, mut sum, mut least) = (0 as Time, 0 as Time, Time::MAX);
-    for i in 0..slots.len() {
-        if slots[i].exact {
+    let mut sum = PlainSum {
+        at: 0,
+        sum: 0,
+        least: Time::MAX,
+    };
+    // The response time of the piece above (0 above the first).
+    let mut above: Time = 0;
+    for (i, (task, slot)) in tasks[top..].iter().zip(slots.iter_mut()).enumerate() {
+        if slot.exact {
+            above = slot.resp;
             continue;
         }
-        let task = &tasks[top + i];
         if !plain(task) {
             return None;
         }
-        let c = task.wcet;
-        let mut w = slots[i].resp.max(c);
-        if let Some(above) = i.checked_sub(1).map(|a| slots[a].resp) {
-            // chain_start, with no jitter or blocking above and here.
-            w = w.max(above.saturating_add(c));
-        }
-        PlainTerm::bring(terms, w, &mut at, &mut sum, &mut least)?;
+        let (c, deadline) = (task.wcet, task.deadline);
+        // chain_start, with no jitter or blocking above and here (0 above
+        // the first piece, where C ≥ 1 is the larger).
+        let mut w = slot.resp.max(above.saturating_add(c));
+        sum.bring(terms, w)?;
         // The pieces added since the last RTA, at their first w.
         for h in &tasks[terms.len()..top + i] {
             if !plain(h) {
@@ -1029,24 +1033,76 @@ fn plain_rtas(
                 value,
                 until,
             });
-            sum = sum.checked_add(value)?;
-            least = least.min(until);
+            sum.sum = sum.sum.checked_add(value)?;
+            sum.least = sum.least.min(until);
         }
         loop {
-            let next = c.checked_add(sum)?;
-            if next > task.deadline {
+            let next = c.checked_add(sum.sum)?;
+            if next > deadline {
                 return None;
             }
             if next == w {
                 break;
             }
             w = next;
-            PlainTerm::bring(terms, w, &mut at, &mut sum, &mut least)?;
+            sum.bring(terms, w)?;
         }
-        slots[i].resp = w;
-        slots[i].exact = true;
+        slot.resp = w;
+        slot.exact = true;
+        above = w;
     }
     Some(())
+}
+
+/// The sum of [`PlainTerm`]s at the w `at`, and the least of their untils.
+struct PlainSum {
+    at: Time,
+    sum: Time,
+    least: Time,
+}
+
+impl PlainSum {
+    /// Bring `terms` from `at` to `w`: nothing where w is at most every
+    /// term's until (O(1)), else [`PlainSum::step`]. `None` on overflow.
+    #[inline(always)]
+    fn bring(&mut self, terms: &mut [PlainTerm], w: Time) -> Option<()> {
+        if w < self.at || w > self.least {
+            self.step(terms, w)?;
+        }
+        self.at = w;
+        Some(())
+    }
+
+    /// [`PlainSum::bring`] where some term changes: one more job where w is
+    /// at most a period past the term's until, else the division; every
+    /// term afresh below `at`.
+    #[inline(never)]
+    fn step(&mut self, terms: &mut [PlainTerm], w: Time) -> Option<()> {
+        let (mut sum, mut least) = (self.sum, Time::MAX);
+        if w < self.at {
+            sum = 0;
+            for t in terms.iter_mut() {
+                (t.value, t.until) = plain_term(w, t.period, t.wcet)?;
+                sum = sum.checked_add(t.value)?;
+                least = least.min(t.until);
+            }
+        } else {
+            for t in terms.iter_mut() {
+                if w > t.until {
+                    let (value, until) = match t.until.checked_add(t.period) {
+                        Some(next) if w <= next => (t.value.checked_add(t.wcet)?, next),
+                        _ => plain_term(w, t.period, t.wcet)?,
+                    };
+                    // The job count only grows with w: no underflow.
+                    sum = (sum - t.value).checked_add(value)?;
+                    (t.value, t.until) = (value, until);
+                }
+                least = least.min(t.until);
+            }
+        }
+        (self.sum, self.least) = (sum, least);
+        Some(())
+    }
 }
 
 /// One interference term of [`Core::make_exact_plain`]: ⌈w/T⌉·C at the
@@ -1057,47 +1113,6 @@ struct PlainTerm {
     wcet: Time,
     value: Time,
     until: Time,
-}
-
-impl PlainTerm {
-    /// Bring `terms` (their sum `sum`, the least until `least`) from the
-    /// w `at` to `w`: nothing where w is at most every term's until, one
-    /// more job where w is at most a period past it, else the division;
-    /// every term afresh below `at`. `None` on overflow.
-    #[inline(always)]
-    fn bring(
-        terms: &mut [PlainTerm],
-        w: Time,
-        at: &mut Time,
-        sum: &mut Time,
-        least: &mut Time,
-    ) -> Option<()> {
-        if w < *at {
-            (*sum, *least) = (0, Time::MAX);
-            for t in terms.iter_mut() {
-                (t.value, t.until) = plain_term(w, t.period, t.wcet)?;
-                *sum = sum.checked_add(t.value)?;
-                *least = (*least).min(t.until);
-            }
-        } else if w > *least {
-            let mut low = Time::MAX;
-            for t in terms.iter_mut() {
-                if w > t.until {
-                    let (value, until) = match t.until.checked_add(t.period) {
-                        Some(next) if w <= next => (t.value.checked_add(t.wcet)?, next),
-                        _ => plain_term(w, t.period, t.wcet)?,
-                    };
-                    // The job count only grows with w: no underflow.
-                    *sum = (*sum - t.value).checked_add(value)?;
-                    (t.value, t.until) = (value, until);
-                }
-                low = low.min(t.until);
-            }
-            *least = low;
-        }
-        *at = w;
-        Some(())
-    }
 }
 
 /// ⌈w/T⌉·C and the last w with that job count, k·T, for w > 0 (no
