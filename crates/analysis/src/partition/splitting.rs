@@ -349,24 +349,27 @@ fn hp_task_split<const S: bool>(
     // through the stack twice).
     core.items.extend_from_slice(&s.items[k..]);
     core.tasks.extend(s.items[k..].iter().map(|it| it.task));
-    // The pieces below τ': a lower bound on each response time (from
-    // s.resp, without τ', or chained from the piece above; adding τ' only
+    // The pieces below τ': s.resp, a lower bound on each response time
+    // (the response time without τ' or a lower bound on it; adding τ' only
     // raises the least fixed point, Tindell et al. 1994, Eq. 4), made exact
     // by [`Core::make_exact`] where its window RTA applies (D ≤ T, B + C >
-    // 0); the others get their exact RTA now.
+    // 0; it raises the start by the chain from the piece above first); the
+    // others get their exact RTA now, from that start and the chain.
     for i in above..core.items.len() {
         let task = core.tasks[top + i];
-        let mut start = s.resp[i - above].saturating_sub(task.jitter);
-        if i > 0 {
-            start = start.max(chain_start(
-                &core.tasks[top + i - 1],
-                core.slots[i - 1].resp,
-                &task,
-            ));
-        }
         let slot = if task.deadline <= task.period && task.blocking.saturating_add(task.wcet) > 0 {
-            Slot::new(&task, task.jitter.saturating_add(start), false, Time::MAX)
+            // [`Core::make_exact`] raises it by the chain from the piece
+            // above, then exact.
+            Slot::new(&task, s.resp[i - above], false, Time::MAX)
         } else {
+            let mut start = s.resp[i - above].saturating_sub(task.jitter);
+            if i > 0 {
+                start = start.max(chain_start(
+                    &core.tasks[top + i - 1],
+                    core.slots[i - 1].resp,
+                    &task,
+                ));
+            }
             let r = response_time_from(&core.tasks[..top + i], &task, start)
                 .expect("MaximalSplit keeps the core schedulable");
             Slot::new(&task, r, true, Time::MAX)
