@@ -138,6 +138,8 @@ pub(super) struct Core {
     /// Scratch for [`Core::make_exact`]: the interference of the pieces
     /// above, kept down the core ([`Interference`]).
     interference: Interference,
+    /// Scratch for [`Core::make_exact_plain`].
+    plain: Vec<PlainTerm>,
     /// Σ C/T of everything on the core, servers included (f64, for the
     /// O(1) overload pre-check of [`Core::try_insert_by`] only; every
     /// decision near U = 1 is left to the exact RTA).
@@ -158,6 +160,7 @@ impl Core {
             bottom: StepSum::default(),
             bottom_held: None,
             interference: Interference::default(),
+            plain: Vec::new(),
             util: 0.0,
         }
     }
@@ -171,6 +174,10 @@ impl Core {
         if self.slots.len() >= STEP_SUM_PIECES {
             return self.make_exact_stepped(top);
         }
+        if self.make_exact_plain(top) {
+            return;
+        }
+        // Not plain: the general RTA, for the pieces still inexact.
         // The interference of the pieces above, kept down the core: the
         // fixed points mostly grow from one piece to the next
         // ([`chain_start`]), so most terms of most passes are unchanged
@@ -202,6 +209,30 @@ impl Core {
             self.slots[i].exact = true;
         }
         self.interference = sum;
+    }
+
+    /// [`Core::make_exact`] for a short core (below [`STEP_SUM_PIECES`]
+    /// pieces) whose tasks are plain: no jitter, no blocking, 0 < C and
+    /// D ≤ T (every piece of a (C, T, D) set, seed 003's model). The same
+    /// RTAs from the same starts, so the same least fixed points (Tindell et
+    /// al. 1994, Eq. 4 with J = B = 0): w = C + Σ_hp ⌈w/T_j⌉·C_j from the
+    /// lower bound kept in `resp`, raised by [`chain_start`] (w ≥ w_above +
+    /// C). The interference of the pieces above is kept down the core
+    /// ([`PlainTerm`]: each term's job count and the last w at which it
+    /// holds, k·T_j) with the least of those w: a pass at a w no larger (most
+    /// passes: no job of a piece above arrives between the previous w and
+    /// this one) reads the sum in O(1), and the terms of the pieces added
+    /// since the last RTA are computed at their first w directly. Stops at
+    /// the first piece whose RTA involves a task that is not plain, or where
+    /// a value overflows or passes a deadline, and returns false, having set
+    /// only exact response times: [`Core::make_exact`]'s general path then
+    /// finishes (and fails where it did before).
+    fn make_exact_plain(&mut self, top: usize) -> bool {
+        let mut terms = std::mem::take(&mut self.plain);
+        terms.clear();
+        let done = plain_rtas(&self.tasks, top, &mut self.slots, &mut terms).is_some();
+        self.plain = terms;
+        done
     }
 
     /// [`Core::make_exact`] for a core of many pieces: the interference of
@@ -949,6 +980,149 @@ fn window_in(
 /// stack ([`window_short`]).
 const SHORT_WINDOW: usize = 16;
 
+/// Whether `task` is plain for [`Core::make_exact_plain`]: no jitter, no
+/// blocking, 0 < C and D ≤ T.
+#[inline(always)]
+fn plain(task: &Task) -> bool {
+    // One test of the four conditions (no branch each).
+    ((task.jitter | task.blocking) == 0) & (task.wcet > 0) & (task.deadline <= task.period)
+}
+
+/// [`Core::make_exact_plain`]'s RTAs, down the pieces `slots` (of
+/// `tasks[top..]`) with the terms of `tasks[..terms.len()]` in `terms`
+/// (empty at the start); `None` where it stops.
+fn plain_rtas(
+    tasks: &[Task],
+    top: usize,
+    slots: &mut [Slot],
+    terms: &mut Vec<PlainTerm>,
+) -> Option<()> {
+    let mut sum = PlainSum {
+        at: 0,
+        sum: 0,
+        least: Time::MAX,
+    };
+    // The response time of the piece above (0 above the first).
+    let mut above: Time = 0;
+    for (i, (task, slot)) in tasks[top..].iter().zip(slots.iter_mut()).enumerate() {
+        if slot.exact {
+            above = slot.resp;
+            continue;
+        }
+        if !plain(task) {
+            return None;
+        }
+        let (c, deadline) = (task.wcet, task.deadline);
+        // chain_start, with no jitter or blocking above and here (0 above
+        // the first piece, where C ≥ 1 is the larger).
+        let mut w = slot.resp.max(above.saturating_add(c));
+        sum.bring(terms, w)?;
+        // The pieces added since the last RTA, at their first w.
+        for h in &tasks[terms.len()..top + i] {
+            if !plain(h) {
+                return None;
+            }
+            // One job where w ≤ T (w > 0), else the division.
+            let (value, until) = match w <= h.period {
+                true => (h.wcet, h.period),
+                false => plain_term(w, h.period, h.wcet)?,
+            };
+            terms.push(PlainTerm {
+                period: h.period,
+                wcet: h.wcet,
+                value,
+                until,
+            });
+            sum.sum = sum.sum.checked_add(value)?;
+            sum.least = sum.least.min(until);
+        }
+        loop {
+            let next = c.checked_add(sum.sum)?;
+            if next > deadline {
+                return None;
+            }
+            if next == w {
+                break;
+            }
+            w = next;
+            sum.bring(terms, w)?;
+        }
+        slot.resp = w;
+        slot.exact = true;
+        above = w;
+    }
+    Some(())
+}
+
+/// The sum of [`PlainTerm`]s at the w `at`, and the least of their untils.
+struct PlainSum {
+    at: Time,
+    sum: Time,
+    least: Time,
+}
+
+impl PlainSum {
+    /// Bring `terms` from `at` to `w`: nothing where w is at most every
+    /// term's until (O(1)), else [`PlainSum::step`]. `None` on overflow.
+    #[inline(always)]
+    fn bring(&mut self, terms: &mut [PlainTerm], w: Time) -> Option<()> {
+        if w < self.at || w > self.least {
+            self.step(terms, w)?;
+        }
+        self.at = w;
+        Some(())
+    }
+
+    /// [`PlainSum::bring`] where some term changes: one more job where w is
+    /// at most a period past the term's until, else the division; every
+    /// term afresh below `at`.
+    #[inline(never)]
+    fn step(&mut self, terms: &mut [PlainTerm], w: Time) -> Option<()> {
+        let (mut sum, mut least) = (self.sum, Time::MAX);
+        if w < self.at {
+            sum = 0;
+            for t in terms.iter_mut() {
+                (t.value, t.until) = plain_term(w, t.period, t.wcet)?;
+                sum = sum.checked_add(t.value)?;
+                least = least.min(t.until);
+            }
+        } else {
+            for t in terms.iter_mut() {
+                if w > t.until {
+                    let (value, until) = match t.until.checked_add(t.period) {
+                        Some(next) if w <= next => (t.value.checked_add(t.wcet)?, next),
+                        _ => plain_term(w, t.period, t.wcet)?,
+                    };
+                    // The job count only grows with w: no underflow.
+                    sum = (sum - t.value).checked_add(value)?;
+                    (t.value, t.until) = (value, until);
+                }
+                least = least.min(t.until);
+            }
+        }
+        (self.sum, self.least) = (sum, least);
+        Some(())
+    }
+}
+
+/// One interference term of [`Core::make_exact_plain`]: ⌈w/T⌉·C at the
+/// current w (`value`) and the last w with that job count (`until`, k·T).
+#[derive(Debug, Clone, Copy, Default)]
+struct PlainTerm {
+    period: Time,
+    wcet: Time,
+    value: Time,
+    until: Time,
+}
+
+/// ⌈w/T⌉·C and the last w with that job count, k·T, for w > 0 (no
+/// jitter); `None` where either overflows.
+#[inline(always)]
+fn plain_term(w: Time, period: Time, wcet: Time) -> Option<(Time, Time)> {
+    let k = w.div_ceil(period);
+    Some((k.checked_mul(wcet)?, k.checked_mul(period)?))
+}
+
 /// [`window_in`]'s plain passes below at most [`SHORT_WINDOW`] interferers
 /// from w (≥ B + C = `base`), the same iterates (so the same answer):
 /// the first pass computes every term ⌈(w + J)/T⌉·C and the last w at
@@ -1492,6 +1666,65 @@ mod tests {
                     .map(|w| w + task.jitter);
                 prop_assert_eq!(got, exact);
             }
+        }
+
+        /// [`Core::make_exact_plain`] on plain cores (D ≤ T, no jitter or
+        /// blocking), some pieces exact and the others holding lower bounds
+        /// (the response time less up to `back`, or 0), finds fp's
+        /// response times; where a piece is not plain it stops, and
+        /// [`Core::make_exact`]'s general path finishes with the same
+        /// answers. Periods up to 2^40 and near-full cores reach the
+        /// divisions, the one-more-job steps and the restarts below `at`.
+        #[test]
+        fn make_exact_plain_matches_fp(
+            raw in prop::collection::vec(
+                (100u64..=5000, 1u64..=60, 50u64..=100, 0u8..8, 0u64..=400),
+                1..40,
+            ),
+            scale in prop::sample::select(vec![1u64, 1000, 1 << 28, 1 << 50]),
+            mixed in any::<bool>(),
+        ) {
+            let mut tasks: Vec<Task> = raw
+                .iter()
+                .enumerate()
+                .map(|(id, &(t, c, dpct, kind, _))| {
+                    let (t, c) = (t * scale, c * scale);
+                    let d = (t / 100 * dpct).max(c.min(t));
+                    Task {
+                        jitter: if mixed && kind == 7 { c / 2 } else { 0 },
+                        ..Task::new(id, c.min(d), t, d)
+                    }
+                })
+                .collect();
+            crate::fp::dm_order(&mut tasks);
+            // The schedulable prefix (make_exact expects a schedulable core).
+            let mut exact = Vec::new();
+            for i in 0..tasks.len() {
+                match fp::response_time(&tasks[..i], &tasks[i]) {
+                    Some(r) => exact.push(r),
+                    None => break,
+                }
+            }
+            tasks.truncate(exact.len());
+            let mut core = Core::with_capacity(tasks.len());
+            core.reset(&[]);
+            core.tasks.extend_from_slice(&tasks);
+            for (i, (t, &r)) in tasks.iter().zip(&exact).enumerate() {
+                let (kind, back) = (raw[t.id].3, raw[t.id].4 * scale / 8);
+                let (resp, known) = match kind {
+                    0 | 1 => (r, true),
+                    2 => (0, false),
+                    _ => (r.saturating_sub(back).max(t.jitter), false),
+                };
+                core.items.push(Item { task: *t, index: i, piece: 0, offset: 0 });
+                core.slots.push(Slot::new(t, resp, known, 0));
+            }
+            let all_plain = tasks.iter().all(plain);
+            let done = core.make_exact_plain(0);
+            prop_assert!(done || !all_plain, "a plain core left to the general path");
+            core.make_exact::<false>();
+            let got: Vec<Time> = core.slots.iter().map(|s| s.resp).collect();
+            prop_assert_eq!(got, exact);
         }
 
         /// [`Core::sort_items`] puts the late pieces where `Vec::insert` at

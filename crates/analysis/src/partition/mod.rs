@@ -675,17 +675,27 @@ fn rm_less(a: &Task, b: &Task) -> bool {
 }
 
 fn finish(tasks: &[Task], cores: &mut [Core], unplaced: Option<Unplaced>) -> Partition {
-    for core in cores.iter_mut() {
+    // One pass over the cores: exact response times, the pieces, and each
+    // piece's core into its task's placement (as [`placements`] does from
+    // the pieces, without reading them back).
+    let mut placed = placements(tasks, &[]);
+    let mut out = Vec::with_capacity(cores.len());
+    for (j, core) in cores.iter_mut().enumerate() {
         if core.top > 0 {
             core.make_exact::<true>();
         } else {
             core.make_exact::<false>();
         }
+        for it in &core.items {
+            let cores = &mut placed[it.index].cores;
+            debug_assert_eq!(cores.len(), it.piece, "pieces in core order");
+            cores.push(j);
+        }
+        out.push(core.pieces());
     }
-    let cores: Vec<Vec<Piece>> = cores.iter().map(Core::pieces).collect();
     Partition {
-        tasks: placements(tasks, &cores),
-        cores,
+        tasks: placed,
+        cores: out,
         schedulable: unplaced.is_none(),
         unplaced,
     }

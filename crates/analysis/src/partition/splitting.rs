@@ -210,7 +210,7 @@ fn pdms_hpts_in<const S: bool>(
             j += 1;
             continue;
         }
-        hp_task_split::<S>(&mut cores[j], &mut queue, item, scratch, whole);
+        hp_task_split::<S>(&mut cores[j], &mut queue, item, scratch, whole, build);
         j += 1; // Available_j ← FALSE
     }
     *queue_items = queue.items;
@@ -228,12 +228,20 @@ fn pdms_hpts_in<const S: bool>(
 
 /// Seed 003 Algorithm 1 (HPTaskSplit) for the core `core`, on which `failed`
 /// (τ_f) does not fit. The core is closed by the caller afterwards.
+///
+/// A closed core is only read again by [`finish`] (its pieces and their
+/// exact response times), so the core is rebuilt only for a
+/// [`Build::Partition`], and there without the deadline-point demands
+/// (read by [`Core::try_insert_by`] only): the pieces below τ' with D ≤ T
+/// keep lower bounds for [`Core::make_exact`] (the same least fixed
+/// points), the others get their exact RTA here, as before.
 fn hp_task_split<const S: bool>(
     core: &mut Core,
     queue: &mut Queue,
     failed: Item,
     s: &mut SplitScratch,
     whole: &[bool],
+    build: Build,
 ) {
     // EnqueueHP(Allocated_Queue_j, τ_f) on a copy, so that the restore
     // branch needs no undo.
@@ -289,11 +297,14 @@ fn hp_task_split<const S: bool>(
     for &it in &s.items[..k - 1] {
         queue.enqueue(it);
     }
-    core.items.clear();
-    core.tasks.truncate(top);
-    core.slots.clear();
-    core.rebuilt();
-    let head = if first > 0 {
+    let rebuild = build == Build::Partition;
+    if rebuild {
+        core.items.clear();
+        core.tasks.truncate(top);
+        core.slots.clear();
+        core.rebuilt();
+    }
+    if first > 0 {
         let (head, mut tail) = split(&last.task, first);
         // EnqueueHP(Allocated_Queue_j, τ'): τ' keeps τ's (D, T, id), which
         // was the highest priority left, so it goes on top (below the
@@ -306,10 +317,12 @@ fn hp_task_split<const S: bool>(
             fp::response_time(&core.tasks[..top], &head)
                 .expect("MaximalSplit keeps τ' within its deadline")
         };
-        core.items.push(Item { task: head, ..last });
-        core.tasks.push(head);
-        let point = point_demand(&core.tasks[..top], &head);
-        core.slots.push(Slot::new(&head, head_resp, true, point));
+        if rebuild {
+            core.items.push(Item { task: head, ..last });
+            core.tasks.push(head);
+            core.slots
+                .push(Slot::new(&head, head_resp, true, Time::MAX));
+        }
         // Enqueue(Unallocated_Queue, τ''): τ'' = (C − C', T, D − R'),
         // released R' after τ' (seed 003 §III.B; R' = C' without servers,
         // which is `split`'s D − C'), by its own size (fix (d)).
@@ -320,7 +333,6 @@ fn hp_task_split<const S: bool>(
             piece: last.piece + 1,
             offset: last.offset + head_resp,
         });
-        Some(head)
     } else {
         // Fix (c): MaximalSplit found no room (C' = 0). No empty piece is
         // placed; τ goes back whole and the core keeps the rest, which is
@@ -328,43 +340,44 @@ fn hp_task_split<const S: bool>(
         // size this branch cannot be reached (every removed task is at least
         // as large as τ_f, so the restore test holds).
         queue.enqueue(last);
-        None
-    };
-    let above = core.items.len();
-    for &it in &s.items[k..] {
-        core.items.push(it);
-        core.tasks.push(it.task);
     }
-    // The pieces below τ': their deadline-point demands without τ'
-    // (s.point) plus τ''s jobs; those that pass keep a lower bound (from
-    // s.resp, without τ', or chained from the piece above) for
-    // [`Core::make_exact`], the others get their exact RTA now.
+    if !rebuild {
+        return;
+    }
+    let above = core.items.len();
+    // One copy of the remaining items (a push each moved every 72-byte item
+    // through the stack twice).
+    core.items.extend_from_slice(&s.items[k..]);
+    core.tasks.extend(s.items[k..].iter().map(|it| it.task));
+    // The pieces below τ': s.resp, a lower bound on each response time
+    // (the response time without τ' or a lower bound on it; adding τ' only
+    // raises the least fixed point, Tindell et al. 1994, Eq. 4), made exact
+    // by [`Core::make_exact`] where its window RTA applies (D ≤ T, B + C >
+    // 0; it raises the start by the chain from the piece above first); the
+    // others get their exact RTA now, from that start and the chain.
     for i in above..core.items.len() {
         let task = core.tasks[top + i];
-        let mut start = s.resp[i - above].saturating_sub(task.jitter);
-        if i > 0 {
-            start = start.max(chain_start(
-                &core.tasks[top + i - 1],
-                core.slots[i - 1].resp,
-                &task,
-            ));
-        }
-        let point = match head {
-            Some(h) if s.point[i - above] != Time::MAX => {
-                s.point[i - above].saturating_add(point_jobs(&task, &h))
-            }
-            _ => s.point[i - above],
-        };
-        let slot = if point <= task.deadline.saturating_sub(task.jitter) {
-            Slot::new(&task, task.jitter.saturating_add(start), false, point)
+        let slot = if task.deadline <= task.period && task.blocking.saturating_add(task.wcet) > 0 {
+            // [`Core::make_exact`] raises it by the chain from the piece
+            // above, then exact.
+            Slot::new(&task, s.resp[i - above], false, Time::MAX)
         } else {
+            let mut start = s.resp[i - above].saturating_sub(task.jitter);
+            if i > 0 {
+                start = start.max(chain_start(
+                    &core.tasks[top + i - 1],
+                    core.slots[i - 1].resp,
+                    &task,
+                ));
+            }
             let r = response_time_from(&core.tasks[..top + i], &task, start)
                 .expect("MaximalSplit keeps the core schedulable");
-            Slot::new(&task, r, true, point)
+            Slot::new(&task, r, true, Time::MAX)
         };
         core.slots.push(slot);
     }
-    core.util = core.tasks.iter().map(Task::utilization).sum();
+    // Closed: no insertion reads Σ C/T again.
+    core.util = f64::INFINITY;
 }
 
 /// HPTaskSplit's restore test (seed 003 Algorithm 1): whether
