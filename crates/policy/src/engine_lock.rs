@@ -136,10 +136,16 @@ impl EngineLocks {
                 self.slots.len() - 1
             }
         };
+        // Satisfied at once when it heads every queue it joins: when they
+        // were empty (a freed handle is in no queue). Cheaper than
+        // [`Self::satisfied`] after the pushes.
+        let mut ok = true;
         for &l in &ids[..n as usize] {
+            ok &= self.queues[l].is_empty();
             self.queues[l].push_back(req);
         }
-        (req, self.satisfied(req))
+        debug_assert_eq!(ok, self.satisfied(req));
+        (req, ok)
     }
 
     /// Release (or abandon) request `req`; requests that became satisfied

@@ -212,7 +212,23 @@ impl Engine {
         matches!(self.handling, Handling::Klmirqd | Handling::Pai)
     }
 
+    /// Re-keys the section threads and the interrupt threads marked by
+    /// [`Self::invalidate`]. Inlined for its common case, called after
+    /// every lock and token change: nothing to re-key (no section thread
+    /// runs, no interrupt thread is marked), decided without the call.
+    #[inline(always)]
     pub(super) fn refresh_irq_keys(&mut self) {
+        if !cfg!(debug_assertions)
+            && self.in_section_cpu.is_empty()
+            && (!self.rekeys_bottom_halves() || self.irq_dirty.iter().all(|&w| w == 0))
+        {
+            return;
+        }
+        self.refresh_irq_keys_now();
+    }
+
+    #[inline(never)]
+    fn refresh_irq_keys_now(&mut self) {
         for k in 0..self.in_section_cpu.len() {
             let i = self.in_section_cpu[k];
             let key = self.owner_key(i);
