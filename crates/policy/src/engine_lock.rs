@@ -93,6 +93,7 @@ impl EngineLocks {
             }
     }
 
+    #[inline]
     fn satisfied(&self, req: ReqId) -> bool {
         let s = &self.slots[req];
         // At the front of its one or two queues.

@@ -343,6 +343,7 @@ impl Engine {
         self.make_ready(tid as u32);
     }
 
+    #[inline(always)]
     pub(super) fn irq_dispatched(&mut self, g: usize) {
         let Some(k) = self.irq_current[g] else {
             return;
