@@ -37,15 +37,23 @@ impl Engine {
     /// queue behind another's; running them all at the owners' highest
     /// priority keeps a middle-priority task from delaying the more urgent
     /// owner through the other's bottom half (the analysis assumes this).
+    #[inline(always)]
     pub(super) fn gpu_irq_key(&mut self, g: usize, owner: u32) -> u64 {
         // An owner holding one of the GPU's tokens is among the holders,
-        // whose cached key covers it.
+        // whose cached key covers it (the common case, decided inline).
         let j = &self.jobs[owner as usize];
         if let Some(Some(v)) = self.holder_key[g] {
             if j.has_token && j.section_gpu == g && !cfg!(debug_assertions) {
                 return v;
             }
         }
+        self.gpu_irq_key_now(g, owner)
+    }
+
+    /// [`Self::gpu_irq_key`] when the cached holder key does not answer.
+    #[inline(never)]
+    fn gpu_irq_key_now(&mut self, g: usize, owner: u32) -> u64 {
+        let j = &self.jobs[owner as usize];
         let own = if j.has_token && j.section_gpu == g && self.holder_key[g].is_some() {
             debug_assert!({
                 let (group, local) = (self.s.gpus[g].group, self.s.gpus[g].local);

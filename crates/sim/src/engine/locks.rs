@@ -155,11 +155,14 @@ impl Engine {
                 self.release_lock(iu, r, locks, held, &mut grants);
             }
         }
-        for g in &grants {
-            self.mark_held(g);
-        }
-        for g in grants.drain(..) {
-            self.on_lock_granted(g);
+        // (Most releases grant nothing: nobody waited.)
+        if !grants.is_empty() {
+            for g in &grants {
+                self.mark_held(g);
+            }
+            for g in grants.drain(..) {
+                self.on_lock_granted(g);
+            }
         }
         self.grants = grants;
         self.refresh_irq_keys();
