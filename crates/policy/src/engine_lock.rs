@@ -140,11 +140,20 @@ impl EngineLocks {
         // Satisfied at once when it heads every queue it joins: when they
         // were empty (a freed handle is in no queue). Cheaper than
         // [`Self::satisfied`] after the pushes.
-        let mut ok = true;
-        for &l in &ids[..n as usize] {
-            ok &= self.queues[l].is_empty();
-            self.queues[l].push_back(req);
-        }
+        let ok = if n == 1 {
+            // (One lock, most requests: without the loop.)
+            let q = &mut self.queues[ids[0]];
+            let empty = q.is_empty();
+            q.push_back(req);
+            empty
+        } else {
+            let mut ok = true;
+            for &l in &ids {
+                ok &= self.queues[l].is_empty();
+                self.queues[l].push_back(req);
+            }
+            ok
+        };
         debug_assert_eq!(ok, self.satisfied(req));
         (req, ok)
     }
@@ -157,6 +166,23 @@ impl EngineLocks {
             Some(s) if s.live => (s.locks, s.n as usize),
             _ => return,
         };
+        if n == 1 && self.queues[ids[0]].front() == Some(&req) {
+            // The commonest case of the one below, one lock (most
+            // requests), without the loops over the request's locks.
+            let l = ids[0];
+            self.queues[l].pop_front();
+            self.slots[req].live = false;
+            self.free.push(req);
+            if let Some(&head) = self.queues[l].front() {
+                if self.satisfied(head) && !granted.iter().any(|g| g.req == head) {
+                    granted.push(LockGrant {
+                        req: head,
+                        job: self.slots[head].job,
+                    });
+                }
+            }
+            return;
+        }
         let locks = &ids[..n];
         if locks.iter().all(|&l| self.queues[l].front() == Some(&req)) {
             // The common case, a satisfied request leaving: it heads every
