@@ -150,18 +150,6 @@ impl Engine {
         None
     }
 
-    #[inline]
-    pub(super) fn set_idle(&mut self, c: usize, idle: bool) {
-        let core = &self.cores[c];
-        let (w, bit, run) = (core.idle_word as usize, core.idle_bit, core.run as usize);
-        if idle {
-            self.idle[w] |= bit;
-            self.dom_run[run] = (0, 0);
-        } else {
-            self.idle[w] &= !bit;
-        }
-    }
-
     /// The most urgent ready thread of domain `d`: `(key, thread)`.
     #[inline]
     pub(super) fn valid_top(&self, d: usize) -> Option<(u64, u32)> {
@@ -210,8 +198,15 @@ impl Engine {
     #[inline(always)]
     pub(super) fn dispatch(&mut self, tid: u32, c: usize) {
         let now = self.now;
-        let start = now.max(self.cores[c].frozen_until);
-        self.set_idle(c, false);
+        // The core's fields read once (its idle bit and `set_run` inlined):
+        // each store through another table makes the compiler reload and
+        // bounds-check the core again.
+        let core = &mut self.cores[c];
+        let start = now.max(core.frozen_until);
+        core.running = Some(tid);
+        core.stamp = core.stamp.wrapping_add(1);
+        let (stamp, at, domain) = (core.stamp, core.run as usize, core.domain as usize);
+        self.idle[core.idle_word as usize] &= !core.idle_bit;
         let th = &mut self.threads[tid as usize];
         th.state = TState::Running(c as u32);
         th.seg_start = start;
@@ -219,11 +214,9 @@ impl Engine {
         th.seg_len = th.remaining.min(th.piece_left);
         let end = start.saturating_add(th.seg_len);
         let run = queue::key(th.key, tid as u64 + 1);
-        self.set_run(c, run, end);
-        let core = &mut self.cores[c];
-        core.running = Some(tid);
-        core.stamp = core.stamp.wrapping_add(1);
-        let stamp = core.stamp;
+        self.dom_run[at] = (run, end);
+        let m = &mut self.run_max[domain];
+        *m = (*m).max(run);
         let tu = tid as usize;
         if tu < self.jobs.len() {
             // (Only records show a job's start.)
@@ -246,9 +239,13 @@ impl Engine {
     #[inline(always)]
     pub(super) fn stop_running(&mut self, c: usize) -> Option<u32> {
         let now = self.now;
-        let tid = self.cores[c].running.take()?;
-        self.cores[c].stamp = self.cores[c].stamp.wrapping_add(1);
-        self.set_idle(c, true);
+        // The core read once (its idle bit and running entry), as in
+        // `dispatch`.
+        let core = &mut self.cores[c];
+        let tid = core.running.take()?;
+        core.stamp = core.stamp.wrapping_add(1);
+        self.idle[core.idle_word as usize] |= core.idle_bit;
+        self.dom_run[core.run as usize] = (0, 0);
         let th = &mut self.threads[tid as usize];
         let progress = now.saturating_sub(th.seg_start).min(th.seg_len);
         th.remaining -= progress;

@@ -106,11 +106,15 @@ impl Engine {
         }
         let now = self.now;
         let c = self.s.gpus[g].irq_core;
-        let start = now.max(self.cores[c].frozen_until);
+        // The core read once (as in `dispatch`).
+        let core = &mut self.cores[c];
+        let start = now.max(core.frozen_until);
         let end = start + plan.top_half;
-        self.cores[c].frozen_until = end;
+        core.frozen_until = end;
         // Freeze what runs there.
-        if let Some(r) = self.cores[c].running {
+        if let Some(r) = core.running {
+            core.stamp = core.stamp.wrapping_add(1);
+            let (stamp, at) = (core.stamp, core.run as usize);
             let rk = self.threads[r as usize].key;
             if rk < owner_key && self.is_job_thread(r) {
                 self.inversions.push(plan.top_half);
@@ -123,9 +127,7 @@ impl Engine {
             }
             th.seg_len -= p;
             th.seg_start = end;
-            self.dom_run[self.cores[c].run as usize].1 = th.seg_start.saturating_add(th.seg_len);
-            self.cores[c].stamp = self.cores[c].stamp.wrapping_add(1);
-            let stamp = self.cores[c].stamp;
+            self.dom_run[at].1 = th.seg_start.saturating_add(th.seg_len);
             let seg_end = end + th.seg_len;
             self.push(seg_end, Ev::Segment(c as u32, stamp));
         }
