@@ -23,21 +23,23 @@ impl Engine {
     /// next piece first when its piece budget is spent) and reschedule.
     pub(super) fn make_ready(&mut self, i: u32) {
         let iu = i as usize;
-        if self.threads[iu].domain == DL {
+        // The thread's fields read once (as in `dispatch`).
+        let th = &self.threads[iu];
+        let (domain, state, piece_left) = (th.domain, th.state, th.piece_left);
+        if domain == DL {
             self.dl_ready(i);
             return;
         }
-        if self.threads[iu].state == TState::Ready {
+        if state == TState::Ready {
             // Already queued (never seen in practice): its old entry goes,
             // as the old stamp would have made it stale.
-            let d = self.threads[iu].domain as usize;
-            self.ready_clear(d, iu);
+            self.ready_clear(domain as usize, iu);
         }
-        if iu < self.s.tasks.len() {
+        if piece_left == 0 && iu < self.s.tasks.len() {
             // Piece bookkeeping (P-FP split tasks).
             let npieces = self.jobs[iu].npieces as usize;
             let mut piece = self.jobs[iu].piece as usize;
-            if self.threads[iu].piece_left == 0 && piece + 1 < npieces {
+            if piece + 1 < npieces {
                 piece += 1;
                 self.jobs[iu].piece = piece as u32;
                 let p = &self.s.tasks[iu].pieces[piece];
@@ -55,7 +57,7 @@ impl Engine {
                     self.push(release, Ev::PieceStart(i));
                     return;
                 }
-            } else if self.threads[iu].piece_left == 0 {
+            } else {
                 self.threads[iu].piece_left = Time::MAX;
             }
         }
@@ -309,15 +311,17 @@ impl Engine {
 
     pub(super) fn on_segment(&mut self, c: u32, stamp: u32) {
         let cu = c as usize;
-        if self.cores[cu].stamp != stamp {
+        let core = &self.cores[cu];
+        if core.stamp != stamp {
             return;
         }
+        let d = core.domain as usize;
         let Some(tid) = self.stop_running(cu) else {
             return;
         };
-        let d = self.cores[cu].domain as usize;
-        self.threads[tid as usize].state = TState::Suspended;
-        if self.threads[tid as usize].domain == DL {
+        let th = &mut self.threads[tid as usize];
+        th.state = TState::Suspended;
+        if th.domain == DL {
             self.dl_segment_done(tid);
             self.dl_schedule();
             self.schedule(d);

@@ -374,13 +374,15 @@ impl Engine {
         let Some(k) = self.irq_current[g] else {
             return;
         };
-        let owner = self.irq_items[k as usize].owner;
-        let owner_key = self.irq_items[k as usize].owner_key;
+        let item = &self.irq_items[k as usize];
+        let (owner, owner_key, deferred) = (item.owner, item.owner_key, item.deferred);
         let tid = self.jobs.len() + g;
-        let key = self.threads[tid].key;
+        let th = &mut self.threads[tid];
+        let (key, domain) = (th.key, th.domain);
+        th.state = TState::Idle;
         // A bottom half that ran above a ready job more urgent than its
         // owner delayed that job (seed 000 Observation 1).
-        let d = match self.threads[tid].domain {
+        let d = match domain {
             DL => {
                 let c = self.dl[self.dl_of[tid] as usize].core as usize;
                 self.cores[c].domain as usize
@@ -390,13 +392,12 @@ impl Engine {
         if key < owner_key {
             if let Some((top, _)) = self.valid_top(d) {
                 if top < owner_key {
-                    let (_, cost) = self.irq_items[k as usize].deferred.unwrap_or((0, 0));
+                    let (_, cost) = deferred.unwrap_or((0, 0));
                     self.inversions.push(cost);
                 }
             }
         }
         self.irq_free.push(k);
-        self.threads[tid].state = TState::Idle;
         self.irq_next(g);
         self.op_completed(owner);
     }
