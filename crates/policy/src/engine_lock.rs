@@ -161,9 +161,14 @@ impl EngineLocks {
     /// Release (or abandon) request `req`; requests that became satisfied
     /// are appended to `granted` in lock order.
     pub fn release(&mut self, req: ReqId, granted: &mut Vec<LockGrant>) {
-        // Its locks only (a copy of the whole slot cost more).
-        let (ids, n) = match self.slots.get(req) {
-            Some(s) if s.live => (s.locks, s.n as usize),
+        // Its locks only (a copy of the whole slot cost more), and it
+        // leaves at once, in the same look-up: below, only other
+        // requests' slots are read (`satisfied` of the heads it leaves).
+        let (ids, n) = match self.slots.get_mut(req) {
+            Some(s) if s.live => {
+                s.live = false;
+                (s.locks, s.n as usize)
+            }
             _ => return,
         };
         if n == 1 && self.queues[ids[0]].front() == Some(&req) {
@@ -171,7 +176,6 @@ impl EngineLocks {
             // requests), without the loops over the request's locks.
             let l = ids[0];
             self.queues[l].pop_front();
-            self.slots[req].live = false;
             self.free.push(req);
             if let Some(&head) = self.queues[l].front() {
                 if self.satisfied(head) && !granted.iter().any(|g| g.req == head) {
@@ -191,7 +195,6 @@ impl EngineLocks {
             for &l in locks {
                 self.queues[l].pop_front();
             }
-            self.slots[req].live = false;
             self.free.push(req);
             for &l in locks {
                 if let Some(&head) = self.queues[l].front() {
@@ -220,7 +223,6 @@ impl EngineLocks {
                 q.remove(i);
             }
         }
-        self.slots[req].live = false;
         self.free.push(req);
         for &l in locks {
             if let Some(&head) = self.queues[l].front() {
