@@ -215,6 +215,9 @@ pub(crate) struct EventQueue {
     roots: [u64; GROUPS],
     /// Bits of the slot index in a tree key.
     bits: u32,
+    /// `u64::MAX >> bits`: event times from this one on do not fit a tree
+    /// key.
+    limit: u64,
     /// Per group: its first slot.
     base: [usize; GROUPS],
     /// Per slot: its group.
@@ -259,10 +262,12 @@ impl EventQueue {
             group.extend(std::iter::repeat_n(g as u8, slots));
         }
         let n = group.len();
+        let bits = usize::BITS - (n.max(1) - 1).leading_zeros();
         EventQueue {
             trees: groups.map(|(n, ..)| MinTree::new(n)),
             roots: [u64::MAX; GROUPS],
-            bits: usize::BITS - (n.max(1) - 1).leading_zeros(),
+            bits,
+            limit: u64::MAX >> bits,
             base,
             group,
             codes: vec![0; n],
@@ -314,7 +319,7 @@ impl EventQueue {
         );
         let s = self.base[g] + i;
         let b = self.bits;
-        if t >= u64::MAX >> b {
+        if t >= self.limit {
             // Beyond what a tree key holds (2^(64 - bits) ns, years for any
             // practical slot count): the heap. A slot's older event left in
             // its tree is stale, and the engine drops stale events by their
