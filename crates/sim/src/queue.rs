@@ -218,6 +218,8 @@ pub(crate) struct EventQueue {
     /// `u64::MAX >> bits`: event times from this one on do not fit a tree
     /// key.
     limit: u64,
+    /// `(1 << bits) - 1`: a tree key's slot bits.
+    mask: u64,
     /// Per group: its first slot.
     base: [usize; GROUPS],
     /// Per slot: its group.
@@ -268,6 +270,7 @@ impl EventQueue {
             roots: [u64::MAX; GROUPS],
             bits,
             limit: u64::MAX >> bits,
+            mask: (1u64 << bits) - 1,
             base,
             group,
             codes: vec![0; n],
@@ -284,7 +287,7 @@ impl EventQueue {
     #[inline(always)]
     pub(crate) fn group_min(&self, g: usize) -> Option<usize> {
         let k = self.roots[g];
-        (k != u64::MAX).then(|| (k & ((1u64 << self.bits) - 1)) as usize - self.base[g])
+        (k != u64::MAX).then(|| (k & self.mask) as usize - self.base[g])
     }
 
     /// The code of the event in slot `s`.
@@ -355,7 +358,7 @@ impl EventQueue {
             k = k.min(r);
         }
         let b = self.bits;
-        let s = (k & ((1u64 << b) - 1)) as usize;
+        let s = (k & self.mask) as usize;
         if let Some(&Reverse(h)) = self.heap.peek() {
             if k == u64::MAX || h < key(k >> b, self.code(s)) {
                 self.heap.pop();
