@@ -235,6 +235,10 @@ pub(crate) struct EventQueue {
     /// nor read for that group, one cache line fewer per event at
     /// n = 10,000 tasks.
     last_code: Option<u64>,
+    /// With `last_code`: the last group's first slot and that code, for
+    /// [`Self::code`] (`usize::MAX` and 0 without), read on every pop.
+    last_from: usize,
+    last_or: u64,
     /// Slot popped last, cleared lazily (its owner usually refills it at
     /// once, which then costs one pass up the tree instead of two);
     /// `usize::MAX` when none.
@@ -277,6 +281,8 @@ impl EventQueue {
             slot_of: groups.map(|(_, s, m)| (s, m)),
             heap: BinaryHeap::with_capacity(16),
             last_code,
+            last_from: last_code.map_or(usize::MAX, |_| base[GROUPS - 1]),
+            last_or: last_code.unwrap_or(0),
             taken: usize::MAX,
         }
     }
@@ -293,9 +299,10 @@ impl EventQueue {
     /// The code of the event in slot `s`.
     #[inline(always)]
     fn code(&self, s: usize) -> u64 {
-        match self.last_code {
-            Some(c) if s >= self.base[GROUPS - 1] => c | (s - self.base[GROUPS - 1]) as u64,
-            _ => self.codes[s],
+        if s >= self.last_from {
+            self.last_or | (s - self.last_from) as u64
+        } else {
+            self.codes[s]
         }
     }
 
