@@ -116,9 +116,16 @@ impl MinTree {
     /// node's winner stays what it was.
     #[inline(always)]
     pub(crate) fn set(&mut self, i: usize, key: u64) {
-        let mut at = i;
-        let mut v = key;
-        for &first in &self.level {
+        // The slots' level (first line 0) without the level table.
+        let line = &mut self.lines[i / 4];
+        let lane = &mut line.0[i % 4];
+        if *lane == key {
+            return;
+        }
+        *lane = key;
+        let mut v = line.min();
+        let mut at = i / 4;
+        for &first in &self.level[1..] {
             let line = &mut self.lines[first + at / 4];
             let lane = &mut line.0[at % 4];
             if *lane == v {
