@@ -134,13 +134,15 @@ impl Engine {
     /// The first idle core of domain `d` in the domain's order.
     #[inline(always)]
     pub(super) fn first_idle(&self, d: usize) -> Option<usize> {
-        let run = self.run_at[d];
         let words = self.idle_at[d];
         if words + 1 == self.idle_at[d + 1] {
-            // One word (up to 64 cores).
+            // One word (up to 64 cores); the domain's first core read only
+            // when one is idle.
             let bits = self.idle[words];
-            return (bits != 0).then(|| self.dom_cores[run + bits.trailing_zeros() as usize]);
+            return (bits != 0)
+                .then(|| self.dom_cores[self.run_at[d] + bits.trailing_zeros() as usize]);
         }
+        let run = self.run_at[d];
         for (w, &bits) in self.idle[self.idle_at[d]..self.idle_at[d + 1]]
             .iter()
             .enumerate()
