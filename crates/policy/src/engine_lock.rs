@@ -93,6 +93,7 @@ impl EngineLocks {
             }
     }
 
+    #[inline]
     fn satisfied(&self, req: ReqId) -> bool {
         let s = &self.slots[req];
         // At the front of its one or two queues.
@@ -136,20 +137,56 @@ impl EngineLocks {
                 self.slots.len() - 1
             }
         };
-        for &l in &ids[..n as usize] {
-            self.queues[l].push_back(req);
-        }
-        (req, self.satisfied(req))
+        // Satisfied at once when it heads every queue it joins: when they
+        // were empty (a freed handle is in no queue). Cheaper than
+        // [`Self::satisfied`] after the pushes.
+        let ok = if n == 1 {
+            // (One lock, most requests: without the loop.)
+            let q = &mut self.queues[ids[0]];
+            let empty = q.is_empty();
+            q.push_back(req);
+            empty
+        } else {
+            let mut ok = true;
+            for &l in &ids {
+                ok &= self.queues[l].is_empty();
+                self.queues[l].push_back(req);
+            }
+            ok
+        };
+        debug_assert_eq!(ok, self.satisfied(req));
+        (req, ok)
     }
 
     /// Release (or abandon) request `req`; requests that became satisfied
     /// are appended to `granted` in lock order.
     pub fn release(&mut self, req: ReqId, granted: &mut Vec<LockGrant>) {
-        // Its locks only (a copy of the whole slot cost more).
-        let (ids, n) = match self.slots.get(req) {
-            Some(s) if s.live => (s.locks, s.n as usize),
+        // Its locks only (a copy of the whole slot cost more), and it
+        // leaves at once, in the same look-up: below, only other
+        // requests' slots are read (`satisfied` of the heads it leaves).
+        let (ids, n) = match self.slots.get_mut(req) {
+            Some(s) if s.live => {
+                s.live = false;
+                (s.locks, s.n as usize)
+            }
             _ => return,
         };
+        if n == 1 && self.queues[ids[0]].front() == Some(&req) {
+            // The commonest case of the one below, one lock (most
+            // requests), without the loops over the request's locks.
+            let l = ids[0];
+            self.queues[l].pop_front();
+            self.free.push(req);
+            if let Some(&head) = self.queues[l].front() {
+                if self.satisfied(head) && !granted.iter().any(|g| g.req == head) {
+                    granted.push(LockGrant {
+                        req: head,
+                        job: self.slots[head].job,
+                    });
+                }
+            }
+            return;
+        }
         let locks = &ids[..n];
         if locks.iter().all(|&l| self.queues[l].front() == Some(&req)) {
             // The common case, a satisfied request leaving: it heads every
@@ -158,7 +195,6 @@ impl EngineLocks {
             for &l in locks {
                 self.queues[l].pop_front();
             }
-            self.slots[req].live = false;
             self.free.push(req);
             for &l in locks {
                 if let Some(&head) = self.queues[l].front() {
@@ -187,7 +223,6 @@ impl EngineLocks {
                 q.remove(i);
             }
         }
-        self.slots[req].live = false;
         self.free.push(req);
         for &l in locks {
             if let Some(&head) = self.queues[l].front() {

@@ -116,9 +116,16 @@ impl MinTree {
     /// node's winner stays what it was.
     #[inline(always)]
     pub(crate) fn set(&mut self, i: usize, key: u64) {
-        let mut at = i;
-        let mut v = key;
-        for &first in &self.level {
+        // The slots' level (first line 0) without the level table.
+        let line = &mut self.lines[i / 4];
+        let lane = &mut line.0[i % 4];
+        if *lane == key {
+            return;
+        }
+        *lane = key;
+        let mut v = line.min();
+        let mut at = i / 4;
+        for &first in &self.level[1..] {
             let line = &mut self.lines[first + at / 4];
             let lane = &mut line.0[at % 4];
             if *lane == v {
@@ -215,6 +222,11 @@ pub(crate) struct EventQueue {
     roots: [u64; GROUPS],
     /// Bits of the slot index in a tree key.
     bits: u32,
+    /// `u64::MAX >> bits`: event times from this one on do not fit a tree
+    /// key.
+    limit: u64,
+    /// `(1 << bits) - 1`: a tree key's slot bits.
+    mask: u64,
     /// Per group: its first slot.
     base: [usize; GROUPS],
     /// Per slot: its group.
@@ -230,6 +242,10 @@ pub(crate) struct EventQueue {
     /// nor read for that group, one cache line fewer per event at
     /// n = 10,000 tasks.
     last_code: Option<u64>,
+    /// With `last_code`: the last group's first slot and that code, for
+    /// [`Self::code`] (`usize::MAX` and 0 without), read on every pop.
+    last_from: usize,
+    last_or: u64,
     /// Slot popped last, cleared lazily (its owner usually refills it at
     /// once, which then costs one pass up the tree instead of two);
     /// `usize::MAX` when none.
@@ -259,16 +275,21 @@ impl EventQueue {
             group.extend(std::iter::repeat_n(g as u8, slots));
         }
         let n = group.len();
+        let bits = usize::BITS - (n.max(1) - 1).leading_zeros();
         EventQueue {
             trees: groups.map(|(n, ..)| MinTree::new(n)),
             roots: [u64::MAX; GROUPS],
-            bits: usize::BITS - (n.max(1) - 1).leading_zeros(),
+            bits,
+            limit: u64::MAX >> bits,
+            mask: (1u64 << bits) - 1,
             base,
             group,
             codes: vec![0; n],
             slot_of: groups.map(|(_, s, m)| (s, m)),
             heap: BinaryHeap::with_capacity(16),
             last_code,
+            last_from: last_code.map_or(usize::MAX, |_| base[GROUPS - 1]),
+            last_or: last_code.unwrap_or(0),
             taken: usize::MAX,
         }
     }
@@ -279,15 +300,16 @@ impl EventQueue {
     #[inline(always)]
     pub(crate) fn group_min(&self, g: usize) -> Option<usize> {
         let k = self.roots[g];
-        (k != u64::MAX).then(|| (k & ((1u64 << self.bits) - 1)) as usize - self.base[g])
+        (k != u64::MAX).then(|| (k & self.mask) as usize - self.base[g])
     }
 
     /// The code of the event in slot `s`.
     #[inline(always)]
     fn code(&self, s: usize) -> u64 {
-        match self.last_code {
-            Some(c) if s >= self.base[GROUPS - 1] => c | (s - self.base[GROUPS - 1]) as u64,
-            _ => self.codes[s],
+        if s >= self.last_from {
+            self.last_or | (s - self.last_from) as u64
+        } else {
+            self.codes[s]
         }
     }
 
@@ -314,7 +336,7 @@ impl EventQueue {
         );
         let s = self.base[g] + i;
         let b = self.bits;
-        if t >= u64::MAX >> b {
+        if t >= self.limit {
             // Beyond what a tree key holds (2^(64 - bits) ns, years for any
             // practical slot count): the heap. A slot's older event left in
             // its tree is stale, and the engine drops stale events by their
@@ -350,7 +372,7 @@ impl EventQueue {
             k = k.min(r);
         }
         let b = self.bits;
-        let s = (k & ((1u64 << b) - 1)) as usize;
+        let s = (k & self.mask) as usize;
         if let Some(&Reverse(h)) = self.heap.peek() {
             if k == u64::MAX || h < key(k >> b, self.code(s)) {
                 self.heap.pop();

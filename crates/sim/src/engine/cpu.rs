@@ -23,21 +23,23 @@ impl Engine {
     /// next piece first when its piece budget is spent) and reschedule.
     pub(super) fn make_ready(&mut self, i: u32) {
         let iu = i as usize;
-        if self.threads[iu].domain == DL {
+        // The thread's fields read once (as in `dispatch`).
+        let th = &self.threads[iu];
+        let (domain, state, piece_left) = (th.domain, th.state, th.piece_left);
+        if domain == DL {
             self.dl_ready(i);
             return;
         }
-        if self.threads[iu].state == TState::Ready {
+        if state == TState::Ready {
             // Already queued (never seen in practice): its old entry goes,
             // as the old stamp would have made it stale.
-            let d = self.threads[iu].domain as usize;
-            self.ready_clear(d, iu);
+            self.ready_clear(domain as usize, iu);
         }
-        if iu < self.s.tasks.len() {
+        if piece_left == 0 && iu < self.s.tasks.len() {
             // Piece bookkeeping (P-FP split tasks).
             let npieces = self.jobs[iu].npieces as usize;
             let mut piece = self.jobs[iu].piece as usize;
-            if self.threads[iu].piece_left == 0 && piece + 1 < npieces {
+            if piece + 1 < npieces {
                 piece += 1;
                 self.jobs[iu].piece = piece as u32;
                 let p = &self.s.tasks[iu].pieces[piece];
@@ -55,7 +57,7 @@ impl Engine {
                     self.push(release, Ev::PieceStart(i));
                     return;
                 }
-            } else if self.threads[iu].piece_left == 0 {
+            } else {
                 self.threads[iu].piece_left = Time::MAX;
             }
         }
@@ -132,13 +134,15 @@ impl Engine {
     /// The first idle core of domain `d` in the domain's order.
     #[inline(always)]
     pub(super) fn first_idle(&self, d: usize) -> Option<usize> {
-        let run = self.run_at[d];
         let words = self.idle_at[d];
         if words + 1 == self.idle_at[d + 1] {
-            // One word (up to 64 cores).
+            // One word (up to 64 cores); the domain's first core read only
+            // when one is idle.
             let bits = self.idle[words];
-            return (bits != 0).then(|| self.dom_cores[run + bits.trailing_zeros() as usize]);
+            return (bits != 0)
+                .then(|| self.dom_cores[self.run_at[d] + bits.trailing_zeros() as usize]);
         }
+        let run = self.run_at[d];
         for (w, &bits) in self.idle[self.idle_at[d]..self.idle_at[d + 1]]
             .iter()
             .enumerate()
@@ -148,18 +152,6 @@ impl Engine {
             }
         }
         None
-    }
-
-    #[inline]
-    pub(super) fn set_idle(&mut self, c: usize, idle: bool) {
-        let core = &self.cores[c];
-        let (w, bit, run) = (core.idle_word as usize, core.idle_bit, core.run as usize);
-        if idle {
-            self.idle[w] |= bit;
-            self.dom_run[run] = (0, 0);
-        } else {
-            self.idle[w] &= !bit;
-        }
     }
 
     /// The most urgent ready thread of domain `d`: `(key, thread)`.
@@ -210,8 +202,15 @@ impl Engine {
     #[inline(always)]
     pub(super) fn dispatch(&mut self, tid: u32, c: usize) {
         let now = self.now;
-        let start = now.max(self.cores[c].frozen_until);
-        self.set_idle(c, false);
+        // The core's fields read once (its idle bit and `set_run` inlined):
+        // each store through another table makes the compiler reload and
+        // bounds-check the core again.
+        let core = &mut self.cores[c];
+        let start = now.max(core.frozen_until);
+        core.running = Some(tid);
+        core.stamp = core.stamp.wrapping_add(1);
+        let (stamp, at, domain) = (core.stamp, core.run as usize, core.domain as usize);
+        self.idle[core.idle_word as usize] &= !core.idle_bit;
         let th = &mut self.threads[tid as usize];
         th.state = TState::Running(c as u32);
         th.seg_start = start;
@@ -219,11 +218,9 @@ impl Engine {
         th.seg_len = th.remaining.min(th.piece_left);
         let end = start.saturating_add(th.seg_len);
         let run = queue::key(th.key, tid as u64 + 1);
-        self.set_run(c, run, end);
-        let core = &mut self.cores[c];
-        core.running = Some(tid);
-        core.stamp = core.stamp.wrapping_add(1);
-        let stamp = core.stamp;
+        self.dom_run[at] = (run, end);
+        let m = &mut self.run_max[domain];
+        *m = (*m).max(run);
         let tu = tid as usize;
         if tu < self.jobs.len() {
             // (Only records show a job's start.)
@@ -246,9 +243,13 @@ impl Engine {
     #[inline(always)]
     pub(super) fn stop_running(&mut self, c: usize) -> Option<u32> {
         let now = self.now;
-        let tid = self.cores[c].running.take()?;
-        self.cores[c].stamp = self.cores[c].stamp.wrapping_add(1);
-        self.set_idle(c, true);
+        // The core read once (its idle bit and running entry), as in
+        // `dispatch`.
+        let core = &mut self.cores[c];
+        let tid = core.running.take()?;
+        core.stamp = core.stamp.wrapping_add(1);
+        self.idle[core.idle_word as usize] |= core.idle_bit;
+        self.dom_run[core.run as usize] = (0, 0);
         let th = &mut self.threads[tid as usize];
         let progress = now.saturating_sub(th.seg_start).min(th.seg_len);
         th.remaining -= progress;
@@ -312,15 +313,17 @@ impl Engine {
 
     pub(super) fn on_segment(&mut self, c: u32, stamp: u32) {
         let cu = c as usize;
-        if self.cores[cu].stamp != stamp {
+        let core = &self.cores[cu];
+        if core.stamp != stamp {
             return;
         }
+        let d = core.domain as usize;
         let Some(tid) = self.stop_running(cu) else {
             return;
         };
-        let d = self.cores[cu].domain as usize;
-        self.threads[tid as usize].state = TState::Suspended;
-        if self.threads[tid as usize].domain == DL {
+        let th = &mut self.threads[tid as usize];
+        th.state = TState::Suspended;
+        if th.domain == DL {
             self.dl_segment_done(tid);
             self.dl_schedule();
             self.schedule(d);

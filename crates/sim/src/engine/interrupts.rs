@@ -37,15 +37,23 @@ impl Engine {
     /// queue behind another's; running them all at the owners' highest
     /// priority keeps a middle-priority task from delaying the more urgent
     /// owner through the other's bottom half (the analysis assumes this).
+    #[inline(always)]
     pub(super) fn gpu_irq_key(&mut self, g: usize, owner: u32) -> u64 {
         // An owner holding one of the GPU's tokens is among the holders,
-        // whose cached key covers it.
+        // whose cached key covers it (the common case, decided inline).
         let j = &self.jobs[owner as usize];
         if let Some(Some(v)) = self.holder_key[g] {
             if j.has_token && j.section_gpu == g && !cfg!(debug_assertions) {
                 return v;
             }
         }
+        self.gpu_irq_key_now(g, owner)
+    }
+
+    /// [`Self::gpu_irq_key`] when the cached holder key does not answer.
+    #[inline(never)]
+    fn gpu_irq_key_now(&mut self, g: usize, owner: u32) -> u64 {
+        let j = &self.jobs[owner as usize];
         let own = if j.has_token && j.section_gpu == g && self.holder_key[g].is_some() {
             debug_assert!({
                 let (group, local) = (self.s.gpus[g].group, self.s.gpus[g].local);
@@ -98,11 +106,15 @@ impl Engine {
         }
         let now = self.now;
         let c = self.s.gpus[g].irq_core;
-        let start = now.max(self.cores[c].frozen_until);
+        // The core read once (as in `dispatch`).
+        let core = &mut self.cores[c];
+        let start = now.max(core.frozen_until);
         let end = start + plan.top_half;
-        self.cores[c].frozen_until = end;
+        core.frozen_until = end;
         // Freeze what runs there.
-        if let Some(r) = self.cores[c].running {
+        if let Some(r) = core.running {
+            core.stamp = core.stamp.wrapping_add(1);
+            let (stamp, at) = (core.stamp, core.run as usize);
             let rk = self.threads[r as usize].key;
             if rk < owner_key && self.is_job_thread(r) {
                 self.inversions.push(plan.top_half);
@@ -115,9 +127,7 @@ impl Engine {
             }
             th.seg_len -= p;
             th.seg_start = end;
-            self.dom_run[self.cores[c].run as usize].1 = th.seg_start.saturating_add(th.seg_len);
-            self.cores[c].stamp = self.cores[c].stamp.wrapping_add(1);
-            let stamp = self.cores[c].stamp;
+            self.dom_run[at].1 = th.seg_start.saturating_add(th.seg_len);
             let seg_end = end + th.seg_len;
             self.push(seg_end, Ev::Segment(c as u32, stamp));
         }
@@ -212,7 +222,23 @@ impl Engine {
         matches!(self.handling, Handling::Klmirqd | Handling::Pai)
     }
 
+    /// Re-keys the section threads and the interrupt threads marked by
+    /// [`Self::invalidate`]. Inlined for its common case, called after
+    /// every lock and token change: nothing to re-key (no section thread
+    /// runs, no interrupt thread is marked), decided without the call.
+    #[inline(always)]
     pub(super) fn refresh_irq_keys(&mut self) {
+        if !cfg!(debug_assertions)
+            && self.in_section_cpu.is_empty()
+            && (!self.rekeys_bottom_halves() || self.irq_dirty.iter().all(|&w| w == 0))
+        {
+            return;
+        }
+        self.refresh_irq_keys_now();
+    }
+
+    #[inline(never)]
+    fn refresh_irq_keys_now(&mut self) {
         for k in 0..self.in_section_cpu.len() {
             let i = self.in_section_cpu[k];
             let key = self.owner_key(i);
@@ -327,6 +353,7 @@ impl Engine {
         self.make_ready(tid as u32);
     }
 
+    #[inline(always)]
     pub(super) fn irq_dispatched(&mut self, g: usize) {
         let Some(k) = self.irq_current[g] else {
             return;
@@ -347,13 +374,15 @@ impl Engine {
         let Some(k) = self.irq_current[g] else {
             return;
         };
-        let owner = self.irq_items[k as usize].owner;
-        let owner_key = self.irq_items[k as usize].owner_key;
+        let item = &self.irq_items[k as usize];
+        let (owner, owner_key, deferred) = (item.owner, item.owner_key, item.deferred);
         let tid = self.jobs.len() + g;
-        let key = self.threads[tid].key;
+        let th = &mut self.threads[tid];
+        let (key, domain) = (th.key, th.domain);
+        th.state = TState::Idle;
         // A bottom half that ran above a ready job more urgent than its
         // owner delayed that job (seed 000 Observation 1).
-        let d = match self.threads[tid].domain {
+        let d = match domain {
             DL => {
                 let c = self.dl[self.dl_of[tid] as usize].core as usize;
                 self.cores[c].domain as usize
@@ -363,13 +392,12 @@ impl Engine {
         if key < owner_key {
             if let Some((top, _)) = self.valid_top(d) {
                 if top < owner_key {
-                    let (_, cost) = self.irq_items[k as usize].deferred.unwrap_or((0, 0));
+                    let (_, cost) = deferred.unwrap_or((0, 0));
                     self.inversions.push(cost);
                 }
             }
         }
         self.irq_free.push(k);
-        self.threads[tid].state = TState::Idle;
         self.irq_next(g);
         self.op_completed(owner);
     }

@@ -149,17 +149,22 @@ impl Engine {
         let mut grants = std::mem::take(&mut self.grants);
         grants.clear();
         for k in 0..2 {
-            if let Some(r) = self.jobs[iu].reqs[k].take() {
-                let held = std::mem::replace(&mut self.jobs[iu].held[k], false);
-                let locks = self.jobs[iu].req_locks[k];
+            // (The job indexed once per request.)
+            let j = &mut self.jobs[iu];
+            if let Some(r) = j.reqs[k].take() {
+                let held = std::mem::replace(&mut j.held[k], false);
+                let locks = j.req_locks[k];
                 self.release_lock(iu, r, locks, held, &mut grants);
             }
         }
-        for g in &grants {
-            self.mark_held(g);
-        }
-        for g in grants.drain(..) {
-            self.on_lock_granted(g);
+        // (Most releases grant nothing: nobody waited.)
+        if !grants.is_empty() {
+            for g in &grants {
+                self.mark_held(g);
+            }
+            for g in grants.drain(..) {
+                self.on_lock_granted(g);
+            }
         }
         self.grants = grants;
         self.refresh_irq_keys();
