@@ -85,6 +85,19 @@ impl Setup {
         let gpu = self.gpus.get(g)?;
         (gpu.group == group).then_some(gpu.local)
     }
+
+    /// Migration distance (seed 004 §4.2) from GPU `a` to GPU `b`: from
+    /// `group`'s table when both are its GPUs (always, for a task's own
+    /// sections), else from the topology (which walks the PCIe tree).
+    pub fn gpu_distance(&self, group: usize, a: usize, b: usize) -> u32 {
+        match (self.local_gpu(group, a), self.local_gpu(group, b)) {
+            (Some(x), Some(y)) => {
+                let grp = &self.groups[group];
+                grp.distance[x * grp.gpus.len() + y]
+            }
+            _ => self.platform.migration_distance(a, b),
+        }
+    }
 }
 
 pub(crate) struct Setup {

@@ -103,7 +103,7 @@ impl Engine {
         if from.is_some() {
             j.migrations += 1;
         }
-        j.distance = from.map_or(0, |p| s.platform.migration_distance(p, g));
+        j.distance = from.map_or(0, |p| s.gpu_distance(gt.group, p, g));
         if j.ops_for != Some((g, from)) {
             j.ops_for = Some((g, from));
             j.ops.clear();
