@@ -177,14 +177,7 @@ impl EngineLocks {
             let l = ids[0];
             self.queues[l].pop_front();
             self.free.push(req);
-            if let Some(&head) = self.queues[l].front() {
-                if self.satisfied(head) && !granted.iter().any(|g| g.req == head) {
-                    granted.push(LockGrant {
-                        req: head,
-                        job: self.slots[head].job,
-                    });
-                }
-            }
+            self.grant_head(l, &[], granted);
             return;
         }
         let locks = &ids[..n];
@@ -197,14 +190,7 @@ impl EngineLocks {
             }
             self.free.push(req);
             for &l in locks {
-                if let Some(&head) = self.queues[l].front() {
-                    if self.satisfied(head) && !granted.iter().any(|g| g.req == head) {
-                        granted.push(LockGrant {
-                            req: head,
-                            job: self.slots[head].job,
-                        });
-                    }
-                }
+                self.grant_head(l, &[], granted);
             }
             return;
         }
@@ -225,16 +211,24 @@ impl EngineLocks {
         }
         self.free.push(req);
         for &l in locks {
-            if let Some(&head) = self.queues[l].front() {
-                if self.satisfied(head)
-                    && !before.contains(&Some(head))
-                    && !granted.iter().any(|g| g.req == head)
-                {
-                    granted.push(LockGrant {
-                        req: head,
-                        job: self.slots[head].job,
-                    });
-                }
+            self.grant_head(l, &before, granted);
+        }
+    }
+
+    /// Appends lock `l`'s head to `granted` when a release left it
+    /// satisfied, unless it was satisfied `before` the release or is
+    /// granted already (through its other lock).
+    #[inline(always)]
+    fn grant_head(&self, l: LockId, before: &[Option<ReqId>], granted: &mut Vec<LockGrant>) {
+        if let Some(&head) = self.queues[l].front() {
+            if self.satisfied(head)
+                && !before.contains(&Some(head))
+                && !granted.iter().any(|g| g.req == head)
+            {
+                granted.push(LockGrant {
+                    req: head,
+                    job: self.slots[head].job,
+                });
             }
         }
     }
