@@ -688,13 +688,8 @@ fn tardiness_bounds_past_the_density_test_hold() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(300);
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move |bound: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state % bound
-    };
+    let mut rng = rtgpu_analysis::generate::Rng::new(2026);
+    let mut next = move |bound: u64| rng.range(0, bound - 1);
     let (mut tardy, mut checked, mut late) = (0u64, 0u64, 0u64);
     let mut closest = 0.0f64;
     let mut exceeded = Vec::new();
