@@ -74,9 +74,13 @@ impl Engine {
                 Some(c) => self.dispatch(i, c),
                 None => match self.preemptible(d, queue::key(key, i as u64)) {
                     Some((worst, c)) if queue::key(key, i as u64 + 1) < worst => {
+                        // No `schedule` after: no core is idle, the
+                        // thread put back is the least urgent that ran
+                        // (none left is less urgent) and the other ready
+                        // threads could preempt none before.
                         self.preempt(c);
                         self.dispatch(i, c);
-                        self.schedule(d);
+                        debug_assert!(!self.could_dispatch(d), "preemption left work");
                     }
                     _ => self.ready_set(d, iu, queue::key(key, i as u64)),
                 },
@@ -84,7 +88,30 @@ impl Engine {
             return;
         }
         self.ready_set(d, iu, queue::key(key, i as u64));
-        self.schedule(d);
+        // Behind a more urgent ready thread: only an idle core (one
+        // freed in this very event, its handler not done) can take
+        // anything; else the ready threads, this one behind the most
+        // urgent, could preempt none before and can preempt none now.
+        if self.first_idle(d).is_some() {
+            self.schedule(d);
+        }
+        debug_assert!(!self.could_dispatch(d), "ready work left behind");
+    }
+
+    /// Whether [`Self::schedule`] of domain `d` would dispatch a thread
+    /// now (debug checks of the places that leave it out).
+    fn could_dispatch(&self, d: usize) -> bool {
+        let top = self.ready_top[d];
+        if top == queue::EMPTY {
+            return false;
+        }
+        if self.first_idle(d).is_some() {
+            return true;
+        }
+        let now = self.now;
+        self.dom_run[self.run_at[d]..self.run_at[d + 1]]
+            .iter()
+            .any(|&(v, end)| end > now && top + 1 < v)
     }
 
     /// The least urgent running thread of domain `d`, `(key << 64 |
