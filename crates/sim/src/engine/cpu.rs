@@ -205,6 +205,11 @@ impl Engine {
     }
 
     pub(super) fn schedule(&mut self, d: usize) {
+        // Every caller comes with one change (a core freed, a running
+        // thread's key raised, a thread made ready): once a thread has been
+        // dispatched for it, only further idle cores can take more, and the
+        // preemption check (a scan of the domain's cores) is left out.
+        let mut dispatched = false;
         loop {
             let top = self.ready_top[d];
             if top == queue::EMPTY {
@@ -213,6 +218,10 @@ impl Engine {
             let tid = top as u32;
             let core = match self.first_idle(d) {
                 Some(c) => c,
+                None if dispatched => {
+                    debug_assert!(!self.could_dispatch(d), "a second preemption was due");
+                    return;
+                }
                 None => match self.preemptible(d, top) {
                     Some((worst, c)) if top + 1 < worst => {
                         self.preempt(c);
@@ -223,6 +232,7 @@ impl Engine {
             };
             self.ready_clear(d, tid as usize);
             self.dispatch(tid, core);
+            dispatched = true;
         }
     }
 
