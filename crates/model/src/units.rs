@@ -497,27 +497,22 @@ fn format_with(value: u64, units: &[(&str, u64)], separator: &str) -> String {
 /// most three decimals, truncated (`"12.651 ms"`): for reports, not for
 /// files ([`format_duration`] is exact).
 pub fn display_duration(ns: u64) -> String {
-    const UNITS: [(u64, &str); 4] = [
-        (1_000_000_000, "s"),
-        (1_000_000, "ms"),
-        (1_000, "us"),
-        (1, "ns"),
-    ];
+    const UNITS: [(u64, &str); 3] = [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")];
     for (scale, unit) in UNITS {
-        if ns >= scale || scale == 1 {
+        if ns >= scale {
             let whole = ns / scale;
-            let frac = ns % scale;
-            if frac == 0 {
+            // The first three decimals, truncated, less trailing zeros (one
+            // `format!`: reports print thousands of these).
+            let mut f = ns % scale / (scale / 1000);
+            if f == 0 {
                 return format!("{whole} {unit}");
             }
-            let digits = scale.ilog10() as usize;
-            let mut f = format!("{frac:0digits$}");
-            f.truncate(3);
-            let f = f.trim_end_matches('0');
-            if f.is_empty() {
-                return format!("{whole} {unit}");
+            let mut width = 3;
+            while f % 10 == 0 {
+                f /= 10;
+                width -= 1;
             }
-            return format!("{whole}.{f} {unit}");
+            return format!("{whole}.{f:0width$} {unit}");
         }
     }
     format!("{ns} ns")
@@ -548,6 +543,53 @@ pub fn format_ppm(ppm: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`display_duration`] as first written (a padded `format!` of the
+    /// fraction, truncated and trimmed), the reference of the test below.
+    fn display_duration_ref(ns: u64) -> String {
+        for (scale, unit) in [
+            (1_000_000_000u64, "s"),
+            (1_000_000, "ms"),
+            (1_000, "us"),
+            (1, "ns"),
+        ] {
+            if ns >= scale || scale == 1 {
+                let (whole, frac) = (ns / scale, ns % scale);
+                if frac == 0 {
+                    return format!("{whole} {unit}");
+                }
+                let digits = scale.ilog10() as usize;
+                let mut f = format!("{frac:0digits$}");
+                f.truncate(3);
+                let f = f.trim_end_matches('0');
+                if f.is_empty() {
+                    return format!("{whole} {unit}");
+                }
+                return format!("{whole}.{f} {unit}");
+            }
+        }
+        unreachable!("scale 1 always matches")
+    }
+
+    #[test]
+    fn display_duration_matches_its_reference() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut values = vec![0, 1, 999, 1_000, 1_001, 1_010, 1_100, 12_651_000, u64::MAX];
+        for _ in 0..200_000 {
+            // xorshift64, spread over every magnitude
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(x >> (x % 64));
+        }
+        for v in values {
+            assert_eq!(display_duration(v), display_duration_ref(v), "{v} ns");
+        }
+        assert_eq!(display_duration(12_651_000), "12.651 ms");
+        assert_eq!(display_duration(1_500_000_000), "1.5 s");
+        assert_eq!(display_duration(2_000_100), "2 ms");
+        assert_eq!(display_duration(999), "999 ns");
+    }
 
     #[test]
     fn durations() {
