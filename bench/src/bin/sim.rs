@@ -107,9 +107,30 @@ fn thread_cpu() -> f64 {
 /// Best of three runs, each growing the simulated duration until it takes
 /// at least `min_wall` seconds: (jobs per wall second, jobs per CPU
 /// second of this thread, jobs per run).
-fn rate(w: &Workload, min_wall: f64) -> (f64, f64, u64) {
+/// The best of three runs of a workload: jobs per wall second and per CPU
+/// second (each its best), and the last run's jobs and events.
+struct Rate {
+    wall: f64,
+    cpu: f64,
+    jobs: u64,
+    events: u64,
+}
+
+impl Rate {
+    /// Events the engine handled per simulated job.
+    fn events_per_job(&self) -> f64 {
+        self.events as f64 / self.jobs.max(1) as f64
+    }
+}
+
+fn rate(w: &Workload, min_wall: f64) -> Rate {
     let mut duration: u64 = 1_000_000_000;
-    let mut best = (0.0f64, 0.0f64, 0u64);
+    let mut best = Rate {
+        wall: 0.0,
+        cpu: 0.0,
+        jobs: 0,
+        events: 0,
+    };
     let mut runs = 0;
     while runs < 3 {
         let cfg = SimConfig {
@@ -134,15 +155,10 @@ fn rate(w: &Workload, min_wall: f64) -> (f64, f64, u64) {
             continue;
         }
         runs += 1;
-        let jps = r.jobs as f64 / wall;
-        let cps = r.jobs as f64 / cpu;
-        if jps > best.0 {
-            best.0 = jps;
-        }
-        if cps > best.1 {
-            best.1 = cps;
-        }
-        best.2 = r.jobs;
+        best.wall = best.wall.max(r.jobs as f64 / wall);
+        best.cpu = best.cpu.max(r.jobs as f64 / cpu);
+        best.jobs = r.jobs;
+        best.events = r.events;
     }
     best
 }
@@ -225,7 +241,12 @@ fn main() {
             match simulate(&w, &cfg) {
                 Ok(r) => {
                     let cpu = thread_cpu() - cpu0;
-                    println!("{case}: {} jobs in {cpu:.3} CPU s", r.jobs);
+                    println!(
+                        "{case}: {} jobs in {cpu:.3} CPU s, {} events ({:.2} per job)",
+                        r.jobs,
+                        r.events,
+                        r.events as f64 / r.jobs.max(1) as f64
+                    );
                 }
                 Err(e) => {
                     eprintln!("sim: {e}");
@@ -234,11 +255,18 @@ fn main() {
             }
             return;
         }
-        let (wall, cpu, jobs) = rate(&w, seconds);
-        println!("{case}: {wall:.0} jobs per wall s, {cpu:.0} jobs per CPU s ({jobs} jobs/run)");
+        let r = rate(&w, seconds);
+        println!(
+            "{case}: {:.0} jobs per wall s, {:.0} jobs per CPU s ({} jobs/run, {:.2} events per job, {:.0} events per CPU s)",
+            r.wall,
+            r.cpu,
+            r.jobs,
+            r.events_per_job(),
+            r.cpu * r.events_per_job()
+        );
         return;
     }
-    let (cpu_rate, cpu_cps, cpu_jobs) = rate(&gedf, seconds);
+    let cpu_only = rate(&gedf, seconds);
     let ft_path = root.join("examples/feature-tracking.toml");
     let ft = match load_workload(&ft_path) {
         Ok(w) => w,
@@ -247,7 +275,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let (gpu_rate, gpu_cps, gpu_jobs) = rate(&ft, seconds);
+    let gpu = rate(&ft, seconds);
 
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
@@ -257,12 +285,23 @@ fn main() {
             .collect::<Vec<_>>()
             .join(" ")
     );
-    println!("                                      jobs per wall s   jobs per CPU s");
-    let label = format!("CPU-only G-EDF m=8 n={ntasks} U=6:");
     println!(
-        "  {label:<36}{cpu_rate:>12.0}  {cpu_cps:>14.0}  ({cpu_jobs} jobs/run)  goal 5,000,000"
+        "                                      jobs per wall s   jobs per CPU s  events/job  events per CPU s"
     );
-    println!("  feature tracking (seed 004, GPU):   {gpu_rate:>12.0}  {gpu_cps:>14.0}  ({gpu_jobs} jobs/run)  goal 1,000,000");
+    let label = format!("CPU-only G-EDF m=8 n={ntasks} U=6:");
+    for (label, r, goal) in [
+        (label.as_str(), &cpu_only, "5,000,000 at n = 10,000"),
+        ("feature tracking (seed 004, GPU):", &gpu, "1,500,000"),
+    ] {
+        println!(
+            "  {label:<36}{:>12.0}  {:>14.0}  {:>10.2}  {:>16.0}  ({} jobs/run)  goal {goal}",
+            r.wall,
+            r.cpu,
+            r.events_per_job(),
+            r.cpu * r.events_per_job(),
+            r.jobs
+        );
+    }
 
     // SimSo on the same task set (ms units).
     let spec = format!(
@@ -305,8 +344,8 @@ fn main() {
                     );
                     println!(
                         "  ratio rtgpu / SimSo (CPU-only):     {:>11.0}x  {:>13.0}x",
-                        cpu_rate / s,
-                        cpu_cps / c
+                        cpu_only.wall / s,
+                        cpu_only.cpu / c
                     );
                 }
                 _ => println!("  SimSo: unreadable output: {text}"),

@@ -202,6 +202,11 @@ pub struct SimResult {
     #[serde(skip)]
     pub track_names: Vec<String>,
     pub notes: Vec<String>,
+    /// Events the engine handled (stale ones dropped before it are not
+    /// counted): the simulator's unit of work, for benchmarks (a GPU job
+    /// is about ten times the events of a CPU-only one).
+    #[serde(skip)]
+    pub events: u64,
 }
 
 /// A workload the simulator cannot run, in words naming what and where.

@@ -89,6 +89,10 @@ gpu = {{ copy_in = "1 MB", kernels = ["3 ms", "1 ms"], copy_out = "500 KB" }}
     // Engine utilization: 4 ms of kernels per 100 ms.
     let exec = &r.engines[0];
     assert!((exec.mean - 0.04).abs() < 1e-9, "{}", exec.mean);
+    // Seven events per job: its release, the two CPU halves' ends, the
+    // two copies' bus completions and the two kernels' (no overheads: no
+    // top or bottom half); the release at 300 ms is past the end.
+    assert_eq!(r.events, 3 * 7);
 }
 
 fn two_gpu_tasks(engine_locks: bool, tokens: u32) -> Workload {

@@ -467,13 +467,13 @@ impl Engine {
         for i in 0..self.ntasks {
             self.schedule_release(i, 0);
         }
-        let mut count: u32 = 0;
+        let mut handled: u64 = 0;
         while let Some((t, code)) = self.events.pop() {
             if t >= self.cfg.duration && (!self.cfg.drain || self.active_jobs == 0) {
                 break;
             }
-            count = count.wrapping_add(1);
-            if count & 0xffff == 0
+            handled += 1;
+            if handled & 0xffff == 0
                 && cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
             {
                 break;
@@ -510,7 +510,7 @@ impl Engine {
         } else {
             self.cfg.duration
         };
-        self.finish(end)
+        self.finish(end, handled)
     }
 }
 

@@ -126,7 +126,7 @@ impl Engine {
         }
     }
 
-    pub(super) fn finish(mut self, end: Time) -> SimResult {
+    pub(super) fn finish(mut self, end: Time, events: u64) -> SimResult {
         // Unfinished jobs.
         for i in 0..self.jobs.len() {
             let t = &self.s.tasks[i];
@@ -278,6 +278,7 @@ impl Engine {
             trace: self.spans,
             track_names,
             notes: self.s.notes,
+            events,
         }
     }
 }
