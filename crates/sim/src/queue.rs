@@ -250,6 +250,8 @@ pub(crate) struct EventQueue {
     /// once, which then costs one pass up the tree instead of two);
     /// `usize::MAX` when none.
     taken: usize,
+    /// Events popped so far (the engine's [`crate::SimResult::events`]).
+    popped: u64,
 }
 
 impl EventQueue {
@@ -291,7 +293,13 @@ impl EventQueue {
             last_from: last_code.map_or(usize::MAX, |_| base[GROUPS - 1]),
             last_or: last_code.unwrap_or(0),
             taken: usize::MAX,
+            popped: 0,
         }
+    }
+
+    /// Events popped so far.
+    pub(crate) fn popped(&self) -> u64 {
+        self.popped
     }
 
     /// The slot, within its group, of group `g`'s earliest event (its
@@ -376,12 +384,14 @@ impl EventQueue {
         if let Some(&Reverse(h)) = self.heap.peek() {
             if k == u64::MAX || h < key(k >> b, self.code(s)) {
                 self.heap.pop();
+                self.popped += 1;
                 return Some(split(h));
             }
         } else if k == u64::MAX {
             return None;
         }
         self.taken = s;
+        self.popped += 1;
         Some((k >> b, self.code(s)))
     }
 }

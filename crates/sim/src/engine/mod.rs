@@ -467,15 +467,19 @@ impl Engine {
         for i in 0..self.ntasks {
             self.schedule_release(i, 0);
         }
-        let mut handled: u64 = 0;
+        let mut count: u32 = 0;
+        // The event popped last and left unhandled when the run stops early.
+        let mut left = 0;
         while let Some((t, code)) = self.events.pop() {
             if t >= self.cfg.duration && (!self.cfg.drain || self.active_jobs == 0) {
+                left = 1;
                 break;
             }
-            handled += 1;
-            if handled & 0xffff == 0
+            count = count.wrapping_add(1);
+            if count & 0xffff == 0
                 && cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
             {
+                left = 1;
                 break;
             }
             self.now = t;
@@ -510,6 +514,7 @@ impl Engine {
         } else {
             self.cfg.duration
         };
+        let handled = self.events.popped() - left;
         self.finish(end, handled)
     }
 }
