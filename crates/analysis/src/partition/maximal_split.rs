@@ -1,12 +1,14 @@
 //! MaximalSplit (seed 003 §IV): the largest budget C' a task may take at
 //! the top of a core (below the servers). [`maximal_split`] and
 //! [`maximal_split_with`] are the plain references on [`crate::fp`];
-//! [`max_top_wcet`] is the fast twin the partitioner uses (Bini &
-//! Buttazzo's reduced scheduling points or a branch-and-bound sweep over
-//! all of them; exact, property-tested against the reference: the reduced
-//! points can miss the largest C' of one task only at a C' at which a task
-//! above it misses its period, which MaximalSplit never asks about, see
-//! [`reduced_points`]).
+//! [`max_top_wcet`] is the fast twin the partitioner uses (a parametric
+//! RTA that visits only the scheduling points where a fixed point lands,
+//! [`climb_max_top_wcet`]; exact, property-tested against the reference
+//! and against the maximum over every scheduling point). The earlier
+//! methods, Bini & Buttazzo's reduced scheduling points and a
+//! branch-and-bound sweep over all of them, are kept for the tests (the
+//! reduced points can miss the largest C' of one task, but only at a C' at
+//! which a task above it misses its period, see `reduced_points`).
 
 use crate::fp;
 use crate::server::{self, Server};
@@ -57,26 +59,15 @@ pub fn maximal_split_with(core: &[Task], servers: &[Server], task: &Task) -> Tim
 /// 2. otherwise the largest admissible C' is
 ///    max_t ⌊(t − B_k − C_k − Σ_hp ⌈t/T_j⌉C_j)/⌈t/T'⌉⌋ over the scheduling
 ///    points t ≤ D_k of the time-demand test (Lehoczky, Sha & Ding 1989; seed
-///    003 footnote 4). Either the reduced set of Bini & Buttazzo
-///    ("Schedulability analysis of periodic fixed priority systems", IEEE TC
-///    53(11), 2004, Theorem 2: P_0(t) = {t}, P_j(t) = P_{j−1}(⌊t/T_j⌋T_j) ∪
-///    P_{j−1}(t) from t = D_k over the interferers, the new task included),
-///    or all multiples of the interferers' periods, swept in increasing order
-///    with W(t) updated incrementally ([`sweep_max_top_wcet`]), whichever is
-///    cheaper.
-///    Every point of either set is a witness (W(t) <= t at some t <= D
-///    proves the deadline met), so the answer is safe. The sweep covers
-///    every point; the reduced set finds the maximum of τ_k whenever the
-///    tasks above τ_k (the new one included) complete within their periods
-///    at that C' ([`reduced_points`]). The loop asks τ_k only for C' up to
-///    `best`, the minimum over the tasks above, at which they all meet
-///    their deadlines (D ≤ T, and the new task's C' ≤ D ≤ T'): if τ_k's
-///    maximum is at most `best`, the reduced set finds it, and if it is
-///    larger, the reduced set finds a C' of at least `best` (a witness at
-///    C' = `best`). So the answer is the exact MaximalSplit
-///    (`fast_maximal_split_matches_fp`). Points below
-///    B_k + C_k + Σ_hp C_j admit nothing, nor do the points the recursion
-///    derives from them (they are smaller), so they are pruned.
+///    003 footnote 4), found by [`climb_max_top_wcet`] without listing the
+///    points: the RTA of τ_k at C' = c lands on the first point that admits
+///    c, c is raised to what that point admits, and so on until the RTA
+///    passes D_k. It visits about 3 points per task on the benchmark's sets,
+///    where Bini & Buttazzo's reduced set or a sweep over every point (the
+///    earlier methods, kept for the tests) computed W at several times as
+///    many. Its answer is the maximum over every scheduling point, so the
+///    exact MaximalSplit (`fast_maximal_split_matches_fp`,
+///    `climb_matches_every_scheduling_point`).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn max_top_wcet(
     core: &[Task],
@@ -93,11 +84,7 @@ pub(super) fn max_top_wcet(
         let whole = cap.saturating_add(1);
         return fp::max_wcet_below_top(core, top, period, deadline, whole, cap).unwrap_or(0);
     }
-    let PointScratch {
-        points,
-        periods,
-        sweep,
-    } = scratch;
+    let PointScratch { terms, .. } = scratch;
     let plain = core.iter().all(|t| t.jitter == 0 && t.deadline <= t.period);
     if !plain {
         return fp::max_top_priority_wcet(core, period, deadline, cap).unwrap_or(0);
@@ -131,8 +118,8 @@ pub(super) fn max_top_wcet(
         }
         if linear > fp::MAX_SCHEDULING_POINTS {
             // Many points (long deadlines over short periods, or thousands
-            // of pieces on the core): sweeping them would cost as much as
-            // their number. Binary search on C' instead, as fp's reference
+            // of pieces on the core): the climb below could visit as many
+            // of them. Binary search on C' instead, as fp's reference
             // does for this τ_k ([`fp::max_top_priority_wcet`]'s search
             // branch): whether τ_k meets its deadline is monotone in C', it
             // does at C' = 0 (the core is schedulable) and not at `best`
@@ -144,19 +131,15 @@ pub(super) fn max_top_wcet(
             best = fp::last_below(best, fits);
             continue;
         }
-        // A reduced point costs k + 1 divisions, a swept point about as much
-        // as three (measured): use the reduced set while it is cheaper.
-        let limit = usize::try_from(linear.saturating_mul(3) / (k as Time + 2))
-            .unwrap_or(usize::MAX)
-            .max(4);
-        let found = match reduced_points(higher, task, period, limit, points, periods) {
-            true => points
-                .iter()
-                .map(|&t| slack_per_job(higher, task, period, t))
-                .max()
-                .flatten(),
-            false => sweep_max_top_wcet(higher, task, period, sweep),
-        };
+        // What τ_k's deadline-point demand W_k(D_k) admits (an upper bound
+        // on it where not tight: then less), a lower bound on its maximum
+        // to start from.
+        let from = point
+            .and_then(|p| p.get(k))
+            .and_then(|&w| task.deadline.checked_sub(w))
+            .map_or(0, |room| room / task.deadline.div_ceil(period));
+        let low = resp[k].saturating_add(from);
+        let found = climb_max_top_wcet(higher, task, period, low, from, terms);
         // A core schedulable on its own admits C' = 0 at some point.
         debug_assert!(found.is_some(), "core not schedulable on its own");
         best = best.min(found.unwrap_or(0));
@@ -179,6 +162,7 @@ pub(super) fn max_top_wcet(
 /// B + C + Σ_hp C_j admit nothing, nor do the points derived from them
 /// (smaller), so they are dropped. Fills `points`; `false` if it would
 /// exceed `limit` points.
+#[cfg(test)]
 pub(super) fn reduced_points(
     higher: &[Task],
     task: &Task,
@@ -216,6 +200,7 @@ pub(super) fn reduced_points(
 
 /// g(t) = ⌊(t − W(t))/⌈t/T'⌉⌋ with W(t) = B + C + Σ_hp ⌈t/T_j⌉C_j, or
 /// `None` if W(t) > t.
+#[cfg(test)]
 pub(super) fn slack_per_job(higher: &[Task], task: &Task, period: Time, t: Time) -> Option<Time> {
     let demand = higher
         .iter()
@@ -237,6 +222,7 @@ pub(super) fn slack_per_job(higher: &[Task], task: &Task, period: Time, t: Time)
 /// 1))/a; a block whose bound cannot beat the best value found is dropped,
 /// others are halved down to [`BLOCK_WINDOWS`] windows and swept by
 /// [`sweep_range`]. `scratch` holds the heap and the block stack.
+#[cfg(test)]
 pub(super) fn sweep_max_top_wcet(
     higher: &[Task],
     task: &Task,
@@ -282,6 +268,7 @@ pub(super) fn sweep_max_top_wcet(
 
 /// Windows of T' swept at once by [`sweep_max_top_wcet`] (tuned on the
 /// benchmark workload: fewer bounds vs. fewer swept points).
+#[cfg(test)]
 const BLOCK_WINDOWS: Time = 4;
 
 /// max(`found`, max g(t) over the points t in (`from`, `to`]); `to` itself
@@ -293,6 +280,7 @@ const BLOCK_WINDOWS: Time = 4;
 /// t − W(t) grows by T_j − C_j ≥ 0 per point (or, for the new task, t grows
 /// by T' while ⌈t/T'⌉ grows by one and t − W ≤ ⌈t/T'⌉·T'), so g is
 /// non-decreasing along the run. `queue` is scratch space.
+#[cfg(test)]
 fn sweep_range(
     higher: &[Task],
     period: Time,
@@ -398,6 +386,7 @@ fn sweep_range(
 
 /// Restore the min-heap order of `heap` (by time) after its root grew or
 /// was replaced by its last entry (none where it is empty).
+#[cfg(test)]
 fn sift_down(heap: &mut [(Time, usize)]) {
     if !heap.is_empty() {
         sift_down_from(heap, 0);
@@ -406,6 +395,7 @@ fn sift_down(heap: &mut [(Time, usize)]) {
 
 /// Move `heap[i]` down until it is no later than its children (the
 /// subtrees below it being heaps already).
+#[cfg(test)]
 #[inline(always)]
 fn sift_down_from(heap: &mut [(Time, usize)], mut i: usize) {
     let n = heap.len();
@@ -463,16 +453,144 @@ fn fits_below_new_task(higher: &[Task], task: &Task, period: Time, wcet: Time, r
     }
 }
 
+/// max over all scheduling points t ≤ D of g(t) = ⌊(t − W(t))/⌈t/T'⌉⌋
+/// with W(t) = B + C + Σ_hp ⌈t/T_j⌉C_j (no jitter), or `None` if no point
+/// has W(t) ≤ t: `sweep_max_top_wcet`'s answer, by a parametric RTA
+/// that visits only the points where a fixed point lands. τ meets its
+/// deadline with C' = c iff W(t) + ⌈t/T'⌉·c ≤ t at some 0 < t ≤ D
+/// (Lehoczky, Sha & Ding 1989), and the least such t is the least fixed
+/// point of the RTA iteration (Tindell et al. 1994, Eq. 4). With C' = c,
+/// the least t ≥ `low` with W(t) + ⌈t/T'⌉·c ≤ t is found by the usual
+/// iteration (every t it skips has W(t) + ⌈t/T'⌉·c > t, so g(t) < c);
+/// there no job count changes up to the end e of t's constant piece (the
+/// next release of any interferer, the new task included, or D), so
+/// g(e) ≥ c is the largest g in the piece; then c = g(e) + 1 from e + 1 on.
+/// Raising c only raises the demand, so nothing skipped comes back, and
+/// when the iteration passes D no later point reaches c: the last g(e) is
+/// the maximum. It starts at C' = `from`, which must be at most that
+/// maximum (a point known to admit it), and at t = `low`, which must be at
+/// most the least fixed point at `from` (the RTA start of τ without the
+/// new task, its response time or a lower bound on it, plus `from`: the
+/// new task adds at least one job of `from`, so the least fixed point
+/// grows by at least that much); no point skipped below either admits
+/// more. `None` if no point admits `from`. `terms` is scratch space.
+pub(super) fn climb_max_top_wcet(
+    higher: &[Task],
+    task: &Task,
+    period: Time,
+    low: Time,
+    from: Time,
+    terms: &mut Vec<Climb>,
+) -> Option<Time> {
+    let base = task.blocking.checked_add(task.wcet)?;
+    let deadline = task.deadline;
+    let mut t = low.max(base).max(1);
+    // The new task is the last term, with C = 1: its value is ⌈t/T'⌉.
+    terms.clear();
+    terms.extend(higher.iter().map(|h| Climb {
+        period: h.period,
+        wcet: h.wcet,
+        value: 0,
+        until: 0,
+    }));
+    terms.push(Climb {
+        period,
+        wcet: 1,
+        value: 0,
+        until: 0,
+    });
+    let (mut sum, mut least) = Climb::bring(terms, t)?;
+    let mut found = None;
+    let mut c = from;
+    loop {
+        if t > deadline {
+            return found;
+        }
+        if t > least {
+            // Where W(t) overflows, no later point admits anything.
+            let Some(brought) = Climb::bring(terms, t) else {
+                return found;
+            };
+            (sum, least) = brought;
+        }
+        let jobs = terms.last().map_or(1, |n| n.value);
+        // W(t) without the new task's term (C = 1 there: its job count).
+        let Some(demand) = (sum - jobs).checked_add(base) else {
+            return found;
+        };
+        let Some(next) = jobs.checked_mul(c).and_then(|x| x.checked_add(demand)) else {
+            return found;
+        };
+        if next > t {
+            t = next;
+            continue;
+        }
+        // W(t) + ⌈t/T'⌉·c ≤ t: the piece ends at e, where g is largest.
+        let end = least.min(deadline);
+        let g = (end - demand) / jobs;
+        found = Some(g);
+        if end == deadline {
+            return found;
+        }
+        c = g + 1;
+        t = end + 1;
+    }
+}
+
+/// One term ⌈t/T⌉·C of [`climb_max_top_wcet`] at the current t, and the last
+/// t with that job count (k·T; `Time::MAX` where that overflows).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Climb {
+    period: Time,
+    wcet: Time,
+    value: Time,
+    until: Time,
+}
+
+impl Climb {
+    /// Bring every term to t ≥ 1 (only the ones past their `until`; one
+    /// job more without a division where t is at most a period past it):
+    /// the sum of the values and the least `until`, or `None` where a value
+    /// or the sum overflows (then W(t) does, and W of every later t).
+    fn bring(terms: &mut [Climb], t: Time) -> Option<(Time, Time)> {
+        let (mut sum, mut least) = (0 as Time, Time::MAX);
+        for term in terms.iter_mut() {
+            if t > term.until {
+                match term.until.checked_add(term.period) {
+                    // From the start (0 jobs up to t = 0) too.
+                    Some(next) if t <= next => {
+                        term.value = term.value.checked_add(term.wcet)?;
+                        term.until = next;
+                    }
+                    _ => {
+                        let k = t.div_ceil(term.period);
+                        term.value = k.checked_mul(term.wcet)?;
+                        term.until = k.checked_mul(term.period).unwrap_or(Time::MAX);
+                    }
+                }
+            }
+            sum = sum.checked_add(term.value)?;
+            least = least.min(term.until);
+        }
+        Some((sum, least))
+    }
+}
+
 /// Scratch space for [`max_top_wcet`].
 #[derive(Default)]
 pub(super) struct PointScratch {
+    pub(super) terms: Vec<Climb>,
+    #[cfg(test)]
     pub(super) points: Vec<Time>,
+    #[cfg(test)]
     pub(super) periods: Vec<Time>,
+    #[cfg(test)]
     pub(super) sweep: SweepScratch,
 }
 
 /// Scratch space for [`sweep_max_top_wcet`]: the event heap of
 /// [`sweep_range`] and the stack of window blocks.
+#[cfg(test)]
 #[derive(Default)]
 pub(super) struct SweepScratch {
     heap: Vec<(Time, usize)>,

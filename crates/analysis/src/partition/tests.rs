@@ -3,7 +3,8 @@
 
 use super::cores::schedulable_into;
 use super::maximal_split::{
-    max_top_wcet, reduced_points, slack_per_job, sweep_max_top_wcet, PointScratch,
+    climb_max_top_wcet, max_top_wcet, reduced_points, slack_per_job, sweep_max_top_wcet,
+    PointScratch,
 };
 use super::*;
 
@@ -551,6 +552,44 @@ proptest::proptest! {
             proptest::prop_assert_eq!(swept, exact, "task {} of {:?}", k, core);
             let reduced = reduced_max(h, t, period, &mut scratch);
             proptest::prop_assert!(swept >= reduced, "task {} of {:?}", k, core);
+        }
+    }
+
+    /// [`climb_max_top_wcet`] (the parametric RTA of the partitioner's
+    /// MaximalSplit) finds the same maximum of g over every scheduling
+    /// point, C' = 0 and no-point cases included, from a cold start or
+    /// from any start up to τ_k's fixed point without the new task (its
+    /// response time or a lower bound on it, as the partitioner passes),
+    /// and from any C' up to the maximum (with the start raised by it).
+    #[test]
+    fn climb_matches_every_scheduling_point(
+        core in random_core(),
+        period in 10u64..=100_000,
+        warm in 0u64..4,
+        from in 0u64..=4,
+    ) {
+        let mut scratch = PointScratch::default();
+        for k in 0..core.len() {
+            let (h, t) = (&core[..k], &core[k]);
+            let mut every = vec![t.deadline];
+            for p in h.iter().map(|x| x.period).chain([period]) {
+                every.extend((1..=t.deadline / p).map(|m| m * p));
+            }
+            let exact = every
+                .iter()
+                .map(|&x| slack_per_job(h, t, period, x))
+                .max()
+                .flatten();
+            let cold = climb_max_top_wcet(h, t, period, 0, 0, &mut scratch.terms);
+            proptest::prop_assert_eq!(cold, exact, "task {} of {:?}", k, core);
+            if let (Some(r), Some(max)) = (fp::response_time(h, t), exact) {
+                let from = max * from / 4;
+                let low = r - r * warm / 4 + from;
+                let warmed = climb_max_top_wcet(h, t, period, low, from, &mut scratch.terms);
+                proptest::prop_assert_eq!(
+                    warmed, exact, "task {} of {:?} from {} at {}", k, core, low, from
+                );
+            }
         }
     }
 }
