@@ -104,11 +104,9 @@ fn thread_cpu() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
-/// Best of three runs, each growing the simulated duration until it takes
-/// at least `min_wall` seconds: (jobs per wall second, jobs per CPU
-/// second of this thread, jobs per run).
-/// The best of three runs of a workload: jobs per wall second and per CPU
-/// second (each its best), and the last run's jobs and events.
+/// What [`rate`] measured: jobs per wall second and per CPU second of this
+/// thread (each the best of three runs), and the last run's jobs and
+/// events.
 struct Rate {
     wall: f64,
     cpu: f64,
@@ -123,6 +121,8 @@ impl Rate {
     }
 }
 
+/// Best of three runs, each growing the simulated duration until it takes
+/// at least `min_wall` seconds.
 fn rate(w: &Workload, min_wall: f64) -> Rate {
     let mut duration: u64 = 1_000_000_000;
     let mut best = Rate {

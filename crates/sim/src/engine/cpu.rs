@@ -206,7 +206,7 @@ impl Engine {
 
     pub(super) fn schedule(&mut self, d: usize) {
         // Every caller comes with one change (a core freed, a running
-        // thread's key raised, a thread made ready): once a thread has been
+        // thread re-keyed, a thread made ready): once a thread has been
         // dispatched for it, only further idle cores can take more, and the
         // preemption check (a scan of the domain's cores) is left out.
         let mut dispatched = false;
