@@ -27,6 +27,13 @@ load on the machine slows them less than wall time, but does not leave
 them alone: compare builds within a round. The log has every sample, then
 a table of best and median per build, the 10x-task ratios per round, and
 each goal with its verdict for each build.
+
+`--instructions` adds, per build, what does not depend on the machine's
+load: instruction counts (`valgrind --tool=callgrind`) of `rtgpu analyze`
+and `rtgpu simulate` of 1,000 and 10,000 tasks (the whole command) and of
+the simulator's engine per GPU and per CPU-only job, with the 10x-task
+ratios in instructions (about 10 minutes per build: the 10,000-task
+simulations run some 50x slower under callgrind).
 """
 
 from __future__ import annotations
@@ -174,9 +181,16 @@ def main() -> None:
     old.add_argument("--old-bin", metavar="DIR", type=Path, help="baseline binaries")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--log", type=Path, help="write the log here too")
+    ap.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count instructions with callgrind (about 10 minutes per build)",
+    )
     args = ap.parse_args()
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
+    if args.instructions and shutil.which("valgrind") is None:
+        ap.error("--instructions needs valgrind (apt-get install valgrind)")
     out: list[str] = []
     with tempfile.TemporaryDirectory(prefix="rtgpu-goals-") as tmp:
         work = Path(tmp)
@@ -215,6 +229,13 @@ def main() -> None:
                         samples[(name, k)].append(v)
                     log(out, f"  {name}: " + ", ".join(f"{k} {v:.4g}" for k, v in r.items()))
             summarize(out, samples, list(builds))
+            if args.instructions:
+                log(out, "")
+                log(out, "Instructions (callgrind; whole commands, `sim` engine only):")
+                for name in builds:
+                    print(f"goals: callgrind of the {name} build ...", file=sys.stderr, flush=True)
+                    r = measure_instructions(builds[name], files)
+                    log(out, f"  {name}: " + ", ".join(f"{k} {v:.4g}" for k, v in r.items()))
         finally:
             if tree is not None:
                 subprocess.run(
@@ -224,6 +245,49 @@ def main() -> None:
                 shutil.rmtree(tree, ignore_errors=True)
     if args.log:
         args.log.write_text("\n".join(out) + "\n")
+
+
+def instructions(cmd: list[str], toggle: str | None = None) -> tuple[int, str]:
+    """Instructions callgrind counts for `cmd` (all of it, or only inside
+    functions matching `toggle`), and the command's standard output."""
+    with tempfile.NamedTemporaryFile(prefix="rtgpu-goals-cg-") as f:
+        vg = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={f.name}"]
+        if toggle:
+            vg.append(f"--toggle-collect={toggle}")
+        p = subprocess.run([*vg, *cmd], capture_output=True, text=True, check=False)
+    m = re.search(r"Collected : (\d+)", p.stderr)
+    if p.returncode not in (0, 1) or not m:
+        sys.exit(f"goals: callgrind of {' '.join(cmd)} failed: {p.stderr.strip()[-500:]}")
+    return int(m.group(1)), p.stdout
+
+
+def measure_instructions(bins: Path, files: dict[str, Path]) -> dict[str, float]:
+    """The instruction counts of `--instructions` (one run each: they are
+    deterministic) and the ratios and per-job figures derived from them."""
+    rtgpu = str(bins / "rtgpu")
+    sim = [rtgpu, "simulate", "--duration", "10s"]
+    r: dict[str, float] = {}
+    for n in (1000, 10000):
+        r[f"analyze_{n}_instr"] = instructions([rtgpu, "analyze", str(files[f"analyze-{n}"])])[0]
+        r[f"simulate_gedf_{n}_instr"] = instructions([*sim, str(files[f"sim-G-EDF-{n}"])])[0]
+        r[f"simulate_pfp_{n}_instr"] = instructions(
+            [*sim, str(files[f"sim-P-FP-{n}"]), "--plan", str(files[f"plan-{n}"])]
+        )[0]
+    engine = "rtgpu_sim::engine::Engine::run*"
+    for case, args in (
+        ("gpu", ["--once", "100"]),
+        ("cpu_10000", ["--tasks", "10000", "--once", "2"]),
+    ):
+        count, text = instructions(
+            [str(bins / "sim"), "--case", case.split("_")[0], *args], toggle=engine
+        )
+        jobs = re.search(r"(\d+) jobs in", text)
+        if not jobs:
+            sys.exit(f"goals: no job count in sim output: {text!r}")
+        r[f"sim_{case}_instr_per_job"] = count / int(jobs.group(1))
+    for what in ("analyze", "simulate_gedf", "simulate_pfp"):
+        r[f"{what}_instr_ratio"] = r[f"{what}_10000_instr"] / r[f"{what}_1000_instr"]
+    return r
 
 
 def summarize(
