@@ -184,6 +184,12 @@ fn pdms_hpts_in<const S: bool>(
     }
     let cores = &mut cores[..m];
     cores.iter_mut().for_each(|c| c.reset(top));
+    // The switch to the pre-issue-24 insertion and HPTaskSplit, read once
+    // per run (not once per insertion).
+    #[cfg(any(test, feature = "reference"))]
+    let reference = super::cores::reference::enabled();
+    #[cfg(not(any(test, feature = "reference")))]
+    let reference = false;
     let mut outcome = None;
     let mut j = 0;
     while let Some(item) = queue.dequeue() {
@@ -201,11 +207,15 @@ fn pdms_hpts_in<const S: bool>(
         }
         // EnqueueHP + IsSchedulable; on failure the core is left as it was
         // (Allocated_Queue_j ← Old_Allocated_Queue_j).
-        if cores[j].try_insert_by::<S>(&item, Key::Dm, resp_scratch) {
+        let fits = match reference {
+            false => cores[j].try_insert_fast::<S>(&item, Key::Dm, resp_scratch),
+            true => cores[j].try_insert_by::<S>(&item, Key::Dm, resp_scratch),
+        };
+        if fits {
             continue;
         }
         #[cfg(any(test, feature = "reference"))]
-        if super::cores::reference::enabled() {
+        if reference {
             hp_task_split_reference::<S>(&mut cores[j], &mut queue, item, scratch, whole);
             j += 1;
             continue;
