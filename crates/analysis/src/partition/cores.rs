@@ -1570,6 +1570,34 @@ mod tests {
     }
 
     proptest! {
+        /// [`partition_point`] (a scan up to [`SHORT_SCAN`] pieces, the
+        /// bisection beyond) gives the bisection's place under both keys,
+        /// with ties in D and T.
+        #[test]
+        fn partition_point_matches_bisection(
+            raw in prop::collection::vec((1u64..=6, 0u64..=2), 0..=2 * SHORT_SCAN),
+            new in (1u64..=6, 0u64..=2, 0usize..40),
+        ) {
+            let tasks: Vec<Task> = raw
+                .iter()
+                .enumerate()
+                .map(|(id, &(d, extra))| Task::new(id, 1, d + extra, d))
+                .collect();
+            let new = Task::new(new.2, 1, new.0 + new.1, new.0);
+            for key in [Key::Dm, Key::Rm] {
+                let mut sorted = tasks.clone();
+                sorted.sort_by(|a, b| match (key.less(a, b), key.less(b, a)) {
+                    (true, _) => std::cmp::Ordering::Less,
+                    (_, true) => std::cmp::Ordering::Greater,
+                    _ => std::cmp::Ordering::Equal,
+                });
+                prop_assert_eq!(
+                    partition_point(&sorted, key, &new),
+                    sorted.partition_point(|t| key.less(t, &new))
+                );
+            }
+        }
+
         /// [`Jobs`] gives [`point_jobs`]' values over any run of windows.
         #[test]
         fn jobs_match_point_jobs(
