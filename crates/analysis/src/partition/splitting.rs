@@ -45,19 +45,17 @@ pub fn split(task: &Task, first: Time) -> (Task, Task) {
 }
 
 /// Dequeue order of the unallocated queue: `Less` = `a` is dequeued first.
-fn dequeue_cmp(order: Order, a: &Item, b: &Item) -> Ordering {
-    let key = match order {
-        Order::Given => Ordering::Equal,
-        Order::DecreasingUtilization => {
-            cmp_ratio(b.task.wcet, b.task.period, a.task.wcet, a.task.period)
-        }
-        Order::DecreasingSize => {
-            cmp_ratio(b.task.wcet, b.task.deadline, a.task.wcet, a.task.deadline)
-        }
+/// `den` is the order's denominator (C/T or C/D), `None` for the given
+/// order; [`Queue::enqueue`] matches on the order once per call, not once
+/// per probe.
+#[inline(always)]
+fn dequeue_cmp(den: Option<fn(&Task) -> Time>, a: &Item, b: &Item) -> Ordering {
+    let key = match den {
+        None => Ordering::Equal,
+        Some(den) => cmp_ratio(b.task.wcet, den(&b.task), a.task.wcet, den(&a.task)),
     };
-    key.then(a.task.id.cmp(&b.task.id))
-        .then(a.index.cmp(&b.index))
-        .then(a.piece.cmp(&b.piece))
+    // The ties only where the key is equal (rare: read lazily).
+    key.then_with(|| (a.task.id, a.index, a.piece).cmp(&(b.task.id, b.index, b.piece)))
 }
 
 /// The unallocated queue, kept sorted so that `pop` dequeues the next item
@@ -72,10 +70,15 @@ impl Queue {
     /// the allocation order, by its current parameters (a remainder τ'' by
     /// its own size (C − C')/(D − C'), fix (d)).
     fn enqueue(&mut self, item: Item) {
-        let order = self.order;
-        let pos = self
-            .items
-            .partition_point(|x| dequeue_cmp(order, &item, x) == Ordering::Less);
+        let before = |den, x: &Item| dequeue_cmp(den, &item, x) == Ordering::Less;
+        let items = &self.items;
+        let pos = match self.order {
+            Order::Given => items.partition_point(|x| before(None, x)),
+            Order::DecreasingUtilization => {
+                items.partition_point(|x| before(Some(|t| t.period), x))
+            }
+            Order::DecreasingSize => items.partition_point(|x| before(Some(|t| t.deadline), x)),
+        };
         self.items.insert(pos, item);
     }
 
@@ -184,6 +187,12 @@ fn pdms_hpts_in<const S: bool>(
     }
     let cores = &mut cores[..m];
     cores.iter_mut().for_each(|c| c.reset(top));
+    // The switch to the pre-issue-24 insertion and HPTaskSplit, read once
+    // per run (not once per insertion).
+    #[cfg(any(test, feature = "reference"))]
+    let reference = super::cores::reference::enabled();
+    #[cfg(not(any(test, feature = "reference")))]
+    let reference = false;
     let mut outcome = None;
     let mut j = 0;
     while let Some(item) = queue.dequeue() {
@@ -201,11 +210,15 @@ fn pdms_hpts_in<const S: bool>(
         }
         // EnqueueHP + IsSchedulable; on failure the core is left as it was
         // (Allocated_Queue_j ← Old_Allocated_Queue_j).
-        if cores[j].try_insert_by::<S>(&item, Key::Dm, resp_scratch) {
+        let fits = match reference {
+            false => cores[j].try_insert_fast::<S>(&item, Key::Dm, resp_scratch),
+            true => cores[j].try_insert_by::<S>(&item, Key::Dm, resp_scratch),
+        };
+        if fits {
             continue;
         }
         #[cfg(any(test, feature = "reference"))]
-        if super::cores::reference::enabled() {
+        if reference {
             hp_task_split_reference::<S>(&mut cores[j], &mut queue, item, scratch, whole);
             j += 1;
             continue;
