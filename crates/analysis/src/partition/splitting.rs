@@ -210,9 +210,10 @@ fn pdms_hpts_in<const S: bool>(
         }
         // EnqueueHP + IsSchedulable; on failure the core is left as it was
         // (Allocated_Queue_j ← Old_Allocated_Queue_j).
-        let fits = match reference {
-            false => cores[j].try_insert_fast::<S>(&item, Key::Dm, resp_scratch),
-            true => cores[j].try_insert_by::<S>(&item, Key::Dm, resp_scratch),
+        let fits = if reference {
+            cores[j].try_insert_by::<S>(&item, Key::Dm, resp_scratch)
+        } else {
+            cores[j].try_insert_fast::<S>(&item, Key::Dm, resp_scratch)
         };
         if fits {
             continue;

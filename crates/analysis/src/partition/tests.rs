@@ -540,15 +540,7 @@ proptest::proptest! {
         for k in 0..core.len() {
             let (h, t) = (&core[..k], &core[k]);
             let swept = sweep_max_top_wcet(h, t, period, &mut scratch.sweep);
-            let mut every = vec![t.deadline];
-            for p in h.iter().map(|x| x.period).chain([period]) {
-                every.extend((1..=t.deadline / p).map(|m| m * p));
-            }
-            let exact = every
-                .iter()
-                .map(|&x| slack_per_job(h, t, period, x))
-                .max()
-                .flatten();
+            let exact = max_over_every_point(h, t, period);
             proptest::prop_assert_eq!(swept, exact, "task {} of {:?}", k, core);
             let reduced = reduced_max(h, t, period, &mut scratch);
             proptest::prop_assert!(swept >= reduced, "task {} of {:?}", k, core);
@@ -571,15 +563,7 @@ proptest::proptest! {
         let mut scratch = PointScratch::default();
         for k in 0..core.len() {
             let (h, t) = (&core[..k], &core[k]);
-            let mut every = vec![t.deadline];
-            for p in h.iter().map(|x| x.period).chain([period]) {
-                every.extend((1..=t.deadline / p).map(|m| m * p));
-            }
-            let exact = every
-                .iter()
-                .map(|&x| slack_per_job(h, t, period, x))
-                .max()
-                .flatten();
+            let exact = max_over_every_point(h, t, period);
             let cold = climb_max_top_wcet(h, t, period, 0, 0, &mut scratch.terms);
             proptest::prop_assert_eq!(cold, exact, "task {} of {:?}", k, core);
             if let (Some(r), Some(max)) = (fp::response_time(h, t), exact) {
@@ -592,6 +576,22 @@ proptest::proptest! {
             }
         }
     }
+}
+
+/// max g(t) = ⌊(t − W(t))/⌈t/T'⌉⌋ over every scheduling point t ≤ D of
+/// task `t` below `h` and a new task of period `period` (the multiples of
+/// each interferer's period up to D, and D: Lehoczky, Sha & Ding 1989), by
+/// brute force: the reference of the sweep's and the climb's tests.
+fn max_over_every_point(h: &[Task], t: &Task, period: Time) -> Option<Time> {
+    let mut every = vec![t.deadline];
+    for p in h.iter().map(|x| x.period).chain([period]) {
+        every.extend((1..=t.deadline / p).map(|m| m * p));
+    }
+    every
+        .iter()
+        .map(|&x| slack_per_job(h, t, period, x))
+        .max()
+        .flatten()
 }
 
 /// Bini & Buttazzo's reduced points can miss the largest C' of one task
