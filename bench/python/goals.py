@@ -147,19 +147,31 @@ def workloads(bins: Path, work: Path) -> dict[str, Path]:
     return files
 
 
-def measure(bins: Path, files: dict[str, Path]) -> dict[str, float]:
+def goal_commands(bins: Path, files: dict[str, Path], n: int) -> dict[str, list[str]]:
+    """The analyze and simulate goals' commands at `n` tasks (simulate only
+    at 1,000 and 10,000), the same for timing and for `--instructions`."""
     rtgpu = str(bins / "rtgpu")
-    r: dict[str, float] = {}
-    for n, runs in ((1000, 5), (10000, 3), (100000, 1)):
-        r[f"analyze_{n}_s"] = best_cpu([rtgpu, "analyze", str(files[f"analyze-{n}"])], runs)
-    # Best of 3 like `analyze`: one run of each was at the VM's mercy (the
-    # G-EDF ratio of one build ranged 8-18x over three rounds).
-    for n in (1000, 10000):
+    cmds = {f"analyze_{n}": [rtgpu, "analyze", str(files[f"analyze-{n}"])]}
+    if n <= 10000:
         sim = [rtgpu, "simulate", "--duration", "10s"]
-        r[f"simulate_gedf_{n}_s"] = best_cpu([*sim, str(files[f"sim-G-EDF-{n}"])], 3)
-        r[f"simulate_pfp_{n}_s"] = best_cpu(
-            [*sim, str(files[f"sim-P-FP-{n}"]), "--plan", str(files[f"plan-{n}"])], 3
-        )
+        cmds[f"simulate_gedf_{n}"] = [*sim, str(files[f"sim-G-EDF-{n}"])]
+        cmds[f"simulate_pfp_{n}"] = [
+            *sim,
+            str(files[f"sim-P-FP-{n}"]),
+            "--plan",
+            str(files[f"plan-{n}"]),
+        ]
+    return cmds
+
+
+def measure(bins: Path, files: dict[str, Path]) -> dict[str, float]:
+    r: dict[str, float] = {}
+    # analyze best of 5, 3 and 1; simulate best of 3 like `analyze`: one run
+    # of each was at the VM's mercy (the G-EDF ratio of one build ranged
+    # 8-18x over three rounds).
+    for n, runs in ((1000, 5), (10000, 3), (100000, 1)):
+        for k, cmd in goal_commands(bins, files, n).items():
+            r[f"{k}_s"] = best_cpu(cmd, runs if k.startswith("analyze") else 3)
     sim_bin = str(bins / "sim")
     r["sim_cpu_10000_jobs_s"] = jobs_per_cpu_s(
         output_of([sim_bin, "--case", "cpu", "--tasks", "10000", "--seconds", "1"])
@@ -264,15 +276,10 @@ def instructions(cmd: list[str], toggle: str | None = None) -> tuple[int, str]:
 def measure_instructions(bins: Path, files: dict[str, Path]) -> dict[str, float]:
     """The instruction counts of `--instructions` (one run each: they are
     deterministic) and the ratios and per-job figures derived from them."""
-    rtgpu = str(bins / "rtgpu")
-    sim = [rtgpu, "simulate", "--duration", "10s"]
     r: dict[str, float] = {}
     for n in (1000, 10000):
-        r[f"analyze_{n}_instr"] = instructions([rtgpu, "analyze", str(files[f"analyze-{n}"])])[0]
-        r[f"simulate_gedf_{n}_instr"] = instructions([*sim, str(files[f"sim-G-EDF-{n}"])])[0]
-        r[f"simulate_pfp_{n}_instr"] = instructions(
-            [*sim, str(files[f"sim-P-FP-{n}"]), "--plan", str(files[f"plan-{n}"])]
-        )[0]
+        for k, cmd in goal_commands(bins, files, n).items():
+            r[f"{k}_instr"] = instructions(cmd)[0]
     engine = "rtgpu_sim::engine::Engine::run*"
     for case, args in (
         ("gpu", ["--once", "100"]),
