@@ -12,7 +12,7 @@ use super::{dm_less, rm_less, Piece};
 /// From this many pieces on, [`Core::make_exact`] keeps the interference of
 /// the pieces above in a [`StepSum`] instead of summing it afresh in every
 /// RTA iteration (below, the plain sum is faster).
-const STEP_SUM_PIECES: usize = 64;
+pub(super) const STEP_SUM_PIECES: usize = 64;
 
 /// From this many pieces on, the walk of [`Core::try_insert_fast`] below a
 /// new piece goes by [`Block`]s (small in unit tests, so that their
@@ -1225,7 +1225,7 @@ pub(super) fn chain_start(above: &Task, above_resp: Time, task: &Task) -> Time {
 /// level's utilization exceeds 1 (W(w) ≥ w·U_hp + C > w for 0 < w ≤ T), and
 /// any `start` up to the least fixed point reaches it. The response time
 /// is w + J. Requires B + C > 0 (fp starts above the fixed point 0).
-fn window_from(higher: &[Task], task: &Task, start: Time, limit: Time) -> Option<Time> {
+pub(super) fn window_from(higher: &[Task], task: &Task, start: Time, limit: Time) -> Option<Time> {
     thread_local! {
         static STEPS: std::cell::RefCell<StepSum> = Default::default();
     }

@@ -423,6 +423,22 @@ fn fits_below_new_task(higher: &[Task], task: &Task, period: Time, wcet: Time, r
     let Some(base) = task.blocking.checked_add(task.wcet) else {
         return false;
     };
+    if higher.len() >= super::cores::STEP_SUM_PIECES && base > 0 {
+        // Below many pieces: the same least fixed point from the same
+        // start by [`super::cores::window_from`] (plain passes while they
+        // move far, then a StepSum: most passes of a warm start cross few
+        // job releases), with the new task as one more interferer above.
+        thread_local! {
+            static WITH_NEW: std::cell::RefCell<Vec<Task>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        return WITH_NEW.with(|all| {
+            let mut all = all.borrow_mut();
+            all.clear();
+            all.push(Task::new(usize::MAX, wcet, period, period));
+            all.extend_from_slice(higher);
+            super::cores::window_from(&all, task, resp, task.deadline).is_some()
+        });
+    }
     let mut w = resp;
     loop {
         let mut next = match w

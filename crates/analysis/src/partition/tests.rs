@@ -357,6 +357,61 @@ fn random_core() -> impl proptest::strategy::Strategy<Value = Vec<Task>> {
     )
 }
 
+/// A long core (64 to 160 pieces: [`max_top_wcet`]'s step 1 goes through
+/// a StepSum from 64 on), DM order, total utilization about 0.5 to 0.95,
+/// some pieces with blocking.
+fn long_core() -> impl proptest::strategy::Strategy<Value = Vec<Task>> {
+    use proptest::prelude::*;
+    (
+        prop::collection::vec((100u64..=20_000, 1u64..=100, 60u64..=100, 0u8..8), 64..160),
+        50u64..=95,
+    )
+        .prop_map(|(raw, upct)| {
+            let total: u64 = raw.iter().map(|r| r.1).sum();
+            let mut ts: Vec<Task> = raw
+                .into_iter()
+                .enumerate()
+                .map(|(id, (period, share, dpct, kind))| {
+                    let deadline = (period * dpct / 100).max(1);
+                    let wcet = (period * share * upct / (100 * total)).clamp(1, deadline);
+                    let blocking = if kind == 0 { wcet / 2 } else { 0 };
+                    Task {
+                        blocking,
+                        ..Task::new(id, wcet, period, deadline)
+                    }
+                })
+                .collect();
+            fp::dm_order(&mut ts);
+            ts
+        })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config {
+        cases: 64,
+        max_global_rejects: 1 << 16,
+        ..proptest::test_runner::Config::default()
+    })]
+
+    /// MaximalSplit on long cores (the StepSum RTAs of step 1 and of the
+    /// search) is fp's, and maximal.
+    #[test]
+    fn fast_maximal_split_on_long_cores_matches_fp(
+        core in long_core(),
+        period in 100u64..=20_000,
+        dpct in 50u64..=100,
+        cap in 0u64..=20_000,
+    ) {
+        let deadline = (period * dpct / 100).max(1);
+        let mut resp = Vec::new();
+        proptest::prop_assume!(schedulable_into(&core, 0, &mut resp));
+        let exact = fp::max_top_priority_wcet(&core, period, deadline, cap);
+        let mut scratch = PointScratch::default();
+        let fast = max_top_wcet(&core, 0, &resp, None, period, deadline, cap, &mut scratch);
+        proptest::prop_assert_eq!(Some(fast), exact);
+    }
+}
+
 proptest::proptest! {
     // About 2 % of random cores are unschedulable and rejected by
     // `fast_maximal_split_matches_fp`: room for the default's 1,024
