@@ -12,7 +12,7 @@ use super::{dm_less, rm_less, Piece};
 /// From this many pieces on, [`Core::make_exact`] keeps the interference of
 /// the pieces above in a [`StepSum`] instead of summing it afresh in every
 /// RTA iteration (below, the plain sum is faster).
-pub(super) const STEP_SUM_PIECES: usize = 64;
+const STEP_SUM_PIECES: usize = 64;
 
 /// From this many pieces on, the walk of [`Core::try_insert_fast`] below a
 /// new piece goes by [`Block`]s (small in unit tests, so that their
@@ -461,7 +461,8 @@ impl Core {
     /// Insert `item` at its place under the key order `key` if the core
     /// stays schedulable (issue 24: the cost per insertion does not grow
     /// with the work already analysed on the core beyond one O(1) step per
-    /// lower-priority piece).
+    /// lower-priority piece, or per [`Block`] of them on a long core, and
+    /// the move of the tail of `tasks` and `slots`).
     ///
     /// - O(1) overload pre-check: if Σ C/T of the core with the new piece
     ///   exceeds 1 (f64, by a margin far above its rounding), the lowest
@@ -474,7 +475,10 @@ impl Core {
     ///   against its exact demand ([`point_demand`], O(n)); each piece
     ///   below it adds the new piece's jobs to its deadline-point demand
     ///   ([`Jobs`]: a division only where the job count changes), in one
-    ///   pass over `point` and `limit`. `point` may hold upper bounds; one
+    ///   pass over `point` and `limit`; on a core of [`BLOCK_PIECES`] or
+    ///   more, one step per block of √n/4 pieces where the new piece's job
+    ///   count is the same across the block and every piece has room for it
+    ///   ([`Block`], [`Core::next_block`]). `point` may hold upper bounds; one
     ///   that fails is recomputed exactly before any RTA. A piece that passes keeps its
     ///   previous response time as a lower bound (adding interference only
     ///   raises the least fixed point, Tindell et al. 1994, Eq. 4), raised
