@@ -357,6 +357,25 @@ fn random_core() -> impl proptest::strategy::Strategy<Value = Vec<Task>> {
     )
 }
 
+/// [`max_top_wcet`] on `core` (if schedulable, else the case is rejected)
+/// for a new task of `period` and a deadline `dpct` % of it, against fp's
+/// MaximalSplit; its answer and that deadline.
+fn max_top_wcet_like_fp(
+    core: &[Task],
+    period: Time,
+    dpct: Time,
+    cap: Time,
+) -> Result<(Time, Time), proptest::test_runner::TestCaseError> {
+    let deadline = (period * dpct / 100).max(1);
+    let mut resp = Vec::new();
+    proptest::prop_assume!(schedulable_into(core, 0, &mut resp));
+    let exact = fp::max_top_priority_wcet(core, period, deadline, cap);
+    let mut scratch = PointScratch::default();
+    let fast = max_top_wcet(core, 0, &resp, None, period, deadline, cap, &mut scratch);
+    proptest::prop_assert_eq!(Some(fast), exact);
+    Ok((fast, deadline))
+}
+
 /// A long core (64 to 160 pieces: [`max_top_wcet`]'s step 1 goes through
 /// a StepSum from 64 on), DM order, total utilization about 0.5 to 0.95,
 /// some pieces with blocking.
@@ -402,13 +421,7 @@ proptest::proptest! {
         dpct in 50u64..=100,
         cap in 0u64..=20_000,
     ) {
-        let deadline = (period * dpct / 100).max(1);
-        let mut resp = Vec::new();
-        proptest::prop_assume!(schedulable_into(&core, 0, &mut resp));
-        let exact = fp::max_top_priority_wcet(&core, period, deadline, cap);
-        let mut scratch = PointScratch::default();
-        let fast = max_top_wcet(&core, 0, &resp, None, period, deadline, cap, &mut scratch);
-        proptest::prop_assert_eq!(Some(fast), exact);
+        max_top_wcet_like_fp(&core, period, dpct, cap)?;
     }
 }
 
@@ -441,13 +454,7 @@ proptest::proptest! {
         dpct in 50u64..=100,
         cap in 0u64..=100_000,
     ) {
-        let deadline = (period * dpct / 100).max(1);
-        let mut resp = Vec::new();
-        proptest::prop_assume!(schedulable_into(&core, 0, &mut resp));
-        let exact = fp::max_top_priority_wcet(&core, period, deadline, cap);
-        let mut scratch = PointScratch::default();
-        let fast = max_top_wcet(&core, 0, &resp, None, period, deadline, cap, &mut scratch);
-        proptest::prop_assert_eq!(Some(fast), exact);
+        let (fast, deadline) = max_top_wcet_like_fp(&core, period, dpct, cap)?;
         // And it is maximal: one more ns breaks the core (unless capped).
         if fast < cap.min(deadline) {
             let mut with = vec![Task::new(usize::MAX, fast + 1, period, deadline)];
