@@ -338,23 +338,34 @@ fn random_core() -> impl proptest::strategy::Strategy<Value = Vec<Task>> {
     use proptest::prelude::*;
     prop::collection::vec((10u64..=100_000, 1u64..=1000, 50u64..=100, 0u8..8), 0..8).prop_map(
         |raw| {
-            let mut ts: Vec<Task> = raw
-                .into_iter()
-                .enumerate()
-                .map(|(id, (period, permille, dpct, kind))| {
-                    let deadline = (period * dpct / 100).max(1);
-                    let wcet = (deadline * permille / 4000).max(1);
-                    let blocking = if kind == 0 { wcet / 2 } else { 0 };
-                    Task {
-                        blocking,
-                        ..Task::new(id, wcet, period, deadline)
-                    }
-                })
-                .collect();
-            fp::dm_order(&mut ts);
-            ts
+            dm_core_of(raw, |_, deadline, permille| {
+                (deadline * permille / 4000).max(1)
+            })
         },
     )
+}
+
+/// Tasks from drawn (T, x, D as % of T, kind) in DM order: C = `wcet(T, D,
+/// x)`, blocking C/2 where kind is 0.
+fn dm_core_of(
+    raw: Vec<(Time, Time, Time, u8)>,
+    wcet: impl Fn(Time, Time, Time) -> Time,
+) -> Vec<Task> {
+    let mut ts: Vec<Task> = raw
+        .into_iter()
+        .enumerate()
+        .map(|(id, (period, x, dpct, kind))| {
+            let deadline = (period * dpct / 100).max(1);
+            let wcet = wcet(period, deadline, x);
+            let blocking = if kind == 0 { wcet / 2 } else { 0 };
+            Task {
+                blocking,
+                ..Task::new(id, wcet, period, deadline)
+            }
+        })
+        .collect();
+    fp::dm_order(&mut ts);
+    ts
 }
 
 /// [`max_top_wcet`] on `core` (if schedulable, else the case is rejected)
@@ -387,21 +398,9 @@ fn long_core() -> impl proptest::strategy::Strategy<Value = Vec<Task>> {
     )
         .prop_map(|(raw, upct)| {
             let total: u64 = raw.iter().map(|r| r.1).sum();
-            let mut ts: Vec<Task> = raw
-                .into_iter()
-                .enumerate()
-                .map(|(id, (period, share, dpct, kind))| {
-                    let deadline = (period * dpct / 100).max(1);
-                    let wcet = (period * share * upct / (100 * total)).clamp(1, deadline);
-                    let blocking = if kind == 0 { wcet / 2 } else { 0 };
-                    Task {
-                        blocking,
-                        ..Task::new(id, wcet, period, deadline)
-                    }
-                })
-                .collect();
-            fp::dm_order(&mut ts);
-            ts
+            dm_core_of(raw, |period, deadline, share| {
+                (period * share * upct / (100 * total)).clamp(1, deadline)
+            })
         })
 }
 
