@@ -25,10 +25,9 @@
 use std::fmt::Write as _;
 use std::hint::black_box;
 
-use rtgpu_analysis::generate::{uunifast_tasks, Rng};
 use rtgpu_analysis::partition::{partition, with_reference_insertion, Heuristic};
 use rtgpu_analysis::workload::analyze;
-use rtgpu_analysis::Task;
+use rtgpu_bench::{task_set, workload_toml};
 use rtgpu_model::parse_workload;
 
 /// CPU time of this process, in seconds.
@@ -68,29 +67,6 @@ fn time<R>(mut f: impl FnMut() -> R) -> f64 {
     best
 }
 
-/// The issue's task sets: n tasks, Σ U = 0.7·m, T log-uniform 1 .. 100 ms.
-fn task_set(n: usize, m: usize) -> Vec<Task> {
-    let mut rng = Rng::new(24_000 + (n as u64) * 131 + m as u64);
-    uunifast_tasks(&mut rng, n, 0.7 * m as f64, 1_000_000, 100_000_000)
-}
-
-/// The workload file of a task set (P-FP, PDMS_HPTS_DS, DM, zero overheads).
-fn workload_toml(tasks: &[Task], m: usize) -> String {
-    let mut s = format!(
-        "name = \"scale-n{}-m{m}\"\n\n[platform]\ncores = {m}\n\n[overheads]\nbase = \"zero\"\n\n\
-         [policy]\ncpu_scheduler = \"P-FP\"\npartitioning = \"pdms-hpts-ds\"\npriority = \"DM\"\n",
-        tasks.len()
-    );
-    for t in tasks {
-        let _ = write!(
-            s,
-            "\n[[task]]\nname = \"t{}\"\nwcet = \"{} ns\"\nperiod = \"{} ns\"\n",
-            t.id, t.wcet, t.period
-        );
-    }
-    s
-}
-
 fn list(arg: Option<String>, what: &str) -> Vec<usize> {
     let Some(a) = arg else {
         usage(&format!("{what} needs a comma-separated list"))
@@ -126,7 +102,7 @@ fn main() {
                 let m = list(args.next(), "--emit-toml M");
                 let path = args.next().unwrap_or_else(|| usage("--emit-toml N M PATH"));
                 let (n, m) = (n[0], m[0]);
-                if let Err(e) = std::fs::write(&path, workload_toml(&task_set(n, m), m)) {
+                if let Err(e) = std::fs::write(&path, workload_toml(&task_set(n, m), m, "P-FP")) {
                     eprintln!("scale: cannot write {path}: {e}");
                     std::process::exit(1);
                 }
@@ -147,7 +123,7 @@ fn main() {
     for &m in &ms {
         for &n in &ns {
             let tasks = task_set(n, m);
-            let workload = match parse_workload(&workload_toml(&tasks, m), "<scale>") {
+            let workload = match parse_workload(&workload_toml(&tasks, m, "P-FP"), "<scale>") {
                 Ok(w) => w,
                 Err(e) => {
                     eprintln!("scale: generated workload rejected: {e}");

@@ -1,0 +1,56 @@
+//! What the benchmark binaries share: issue 24's scaling task sets and their
+//! workload files (`scale`, `sim_scale`).
+
+use std::fmt::Write as _;
+
+use rtgpu_analysis::generate::{uunifast_tasks, Rng};
+use rtgpu_analysis::Task;
+
+/// Issue 24's task sets: n tasks, Σ U = 0.7·m (UUniFast), T log-uniform in
+/// 1 .. 100 ms, implicit deadlines; the same set for the same (n, m).
+pub fn task_set(n: usize, m: usize) -> Vec<Task> {
+    let mut rng = Rng::new(24_000 + (n as u64) * 131 + m as u64);
+    uunifast_tasks(&mut rng, n, 0.7 * m as f64, 1_000_000, 100_000_000)
+}
+
+/// The workload file of a task set on `m` cores with zero overheads, under
+/// `scheduler`: `"P-FP"` (PDMS_HPTS_DS, deadline-monotonic) or one of the
+/// other CPU schedulers (`"G-EDF"`, ...; one cluster of every core).
+pub fn workload_toml(tasks: &[Task], m: usize, scheduler: &str) -> String {
+    let policy = if scheduler == "P-FP" {
+        "cpu_scheduler = \"P-FP\"\npartitioning = \"pdms-hpts-ds\"\npriority = \"DM\"\n".to_string()
+    } else {
+        format!("cpu_scheduler = \"{scheduler}\"\n")
+    };
+    let mut s = format!(
+        "name = \"scale-n{}-m{m}\"\n\n[platform]\ncores = {m}\n\n[overheads]\nbase = \"zero\"\n\n\
+         [policy]\n{policy}",
+        tasks.len()
+    );
+    for t in tasks {
+        let _ = write!(
+            s,
+            "\n[[task]]\nname = \"t{}\"\nwcet = \"{} ns\"\nperiod = \"{} ns\"\n",
+            t.id, t.wcet, t.period
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every scheduler's file parses, with the set's tasks and cores.
+    #[test]
+    fn workload_files_parse() {
+        let tasks = task_set(50, 4);
+        let u: f64 = tasks.iter().map(Task::utilization).sum();
+        assert!((u - 2.8).abs() < 0.01, "Σ U = 0.7·m: {u}");
+        for sched in ["P-FP", "G-EDF", "C-EDF", "G-FP"] {
+            let w = rtgpu_model::parse_workload(&workload_toml(&tasks, 4, sched), "<test>")
+                .unwrap_or_else(|e| panic!("{sched}: {e}"));
+            assert_eq!(w.tasks.len(), 50, "{sched}");
+        }
+    }
+}
