@@ -42,6 +42,19 @@ pub(crate) fn split(k: Key) -> (u64, u64) {
     ((k >> 64) as u64, k as u64)
 }
 
+/// A hint to load the cache line at `p` (nothing elsewhere than x86_64).
+#[inline(always)]
+pub(crate) fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE is part of the x86_64 baseline; a prefetch reads no
+    // memory the program sees and cannot fault, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast())
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// Four tree keys, half a cache line: a node's children.
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(32))]
@@ -141,6 +154,19 @@ impl MinTree {
     #[inline]
     pub(crate) fn clear(&mut self, i: usize) {
         self.set(i, u64::MAX);
+    }
+
+    /// A hint to load the lines of slot `i` and of its parent node, which
+    /// a [`Self::set`] of the slot reads first (the levels above are few
+    /// lines, mostly in the cache). No bounds to check: a prefetch of any
+    /// address is harmless.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, i: usize) {
+        let lines = self.lines.as_ptr();
+        prefetch(lines.wrapping_add(i / 4).cast());
+        if let Some(&first) = self.level.get(1) {
+            prefetch(lines.wrapping_add(first + i / 16).cast());
+        }
     }
 
     /// The smallest key, if any slot is set.
@@ -309,6 +335,13 @@ impl EventQueue {
     pub(crate) fn group_min(&self, g: usize) -> Option<usize> {
         let k = self.roots[g];
         (k != u64::MAX).then(|| (k & self.mask) as usize - self.base[g])
+    }
+
+    /// A hint to load what a push to slot `i` of group `g` reads first
+    /// ([`MinTree::prefetch`]).
+    #[inline(always)]
+    pub(crate) fn prefetch_slot(&self, g: usize, i: usize) {
+        self.trees[g].prefetch(i);
     }
 
     /// The code of the event in slot `s`.

@@ -6,6 +6,7 @@
 
 use rtgpu_policy::Time;
 
+use crate::queue::prefetch;
 use crate::Releases;
 
 use super::{Engine, Ev, Phase, TState};
@@ -58,15 +59,20 @@ impl Engine {
     }
 
     /// Asks the CPU to load the lines of the task whose release comes next
-    /// (its `Job`'s lines 0 and 2, its thread): at n = 10,000 tasks they
-    /// are rarely in the cache, and a release is usually a few events
-    /// away, time for the load. A hint only: nothing else changes.
+    /// (its `Job`'s lines 0 to 2: line 1 holds the counters its completion
+    /// updates and the FP key its start reads; its thread; its release
+    /// slot's lines in the event queue's lowest levels, which its next
+    /// release rewrites): at n = 10,000 tasks and more they are rarely in
+    /// the cache, and a release is usually a few events away, time for the
+    /// load. A hint only: nothing else changes.
     #[inline(always)]
     fn prefetch_next_release(&self) {
         if let Some(i) = self.events.group_min(3) {
+            self.events.prefetch_slot(3, i);
             if let (Some(j), Some(th)) = (self.jobs.get(i), self.threads.get(i)) {
                 let j = (j as *const super::Job).cast::<u8>();
                 prefetch(j);
+                prefetch(j.wrapping_add(64));
                 prefetch(j.wrapping_add(128));
                 prefetch((th as *const super::Thread).cast());
             }
@@ -181,17 +187,4 @@ impl Engine {
         }
         self.start_job(i);
     }
-}
-
-/// A hint to load the cache line at `p` (nothing elsewhere than x86_64).
-#[inline(always)]
-fn prefetch(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: SSE is part of the x86_64 baseline; a prefetch reads no
-    // memory the program sees and cannot fault, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast())
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
