@@ -6,6 +6,27 @@ use std::fmt::Write as _;
 use rtgpu_analysis::generate::{uunifast_tasks, Rng};
 use rtgpu_analysis::Task;
 
+/// CPU seconds the calling thread has used (`CLOCK_THREAD_CPUTIME_ID`):
+/// what a simulation or analysis cost, whatever else loads the machine.
+pub fn thread_cpu() -> f64 {
+    rtgpu_runtime::os::thread_cpu_time() as f64 * 1e-9
+}
+
+/// A comma-separated list of numbers (or other `FromStr` values) given to
+/// option `what`; `Err` naming the option and the item it does not read.
+pub fn parse_list<T: std::str::FromStr>(arg: Option<&str>, what: &str) -> Result<Vec<T>, String> {
+    let Some(a) = arg else {
+        return Err(format!("{what} needs a comma-separated list"));
+    };
+    a.split(',')
+        .map(|x| {
+            x.trim()
+                .parse()
+                .map_err(|_| format!("{what}: `{}` is not understood", x.trim()))
+        })
+        .collect()
+}
+
 /// Issue 24's task sets: n tasks, Σ U = 0.7·m (UUniFast), T log-uniform in
 /// 1 .. 100 ms, implicit deadlines; the same set for the same (n, m).
 pub fn task_set(n: usize, m: usize) -> Vec<Task> {
@@ -40,6 +61,22 @@ pub fn workload_toml(tasks: &[Task], m: usize, scheduler: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lists_parse_or_name_the_bad_item() {
+        assert_eq!(
+            parse_list::<usize>(Some("4, 8,16"), "--m"),
+            Ok(vec![4, 8, 16])
+        );
+        assert_eq!(
+            parse_list::<usize>(Some("4,x"), "--m"),
+            Err("--m: `x` is not understood".to_string())
+        );
+        assert!(parse_list::<usize>(None, "--n").is_err());
+        let t0 = thread_cpu();
+        let spin: u64 = (0..200_000u64).map(std::hint::black_box).sum();
+        assert!(spin > 0 && thread_cpu() > t0, "the thread's clock moves");
+    }
 
     /// Every scheduler's file parses, with the set's tasks and cores.
     #[test]

@@ -27,7 +27,7 @@ use std::hint::black_box;
 
 use rtgpu_analysis::partition::{partition, with_reference_insertion, Heuristic};
 use rtgpu_analysis::workload::analyze;
-use rtgpu_bench::{task_set, workload_toml};
+use rtgpu_bench::{parse_list, task_set, workload_toml};
 use rtgpu_model::parse_workload;
 
 /// CPU time of this process, in seconds.
@@ -68,16 +68,7 @@ fn time<R>(mut f: impl FnMut() -> R) -> f64 {
 }
 
 fn list(arg: Option<String>, what: &str) -> Vec<usize> {
-    let Some(a) = arg else {
-        usage(&format!("{what} needs a comma-separated list"))
-    };
-    a.split(',')
-        .map(|x| {
-            x.trim()
-                .parse()
-                .unwrap_or_else(|_| usage(&format!("{what}: `{x}` is not a number")))
-        })
-        .collect()
+    parse_list(arg.as_deref(), what).unwrap_or_else(|e| usage(&e))
 }
 
 fn main() {

@@ -33,6 +33,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use rtgpu_analysis::generate::Rng;
+use rtgpu_bench::thread_cpu;
 use rtgpu_model::*;
 use rtgpu_sim::{simulate, SimConfig};
 
@@ -87,21 +88,6 @@ fn gedf_workload(set: &[(String, u64, u64)]) -> Workload {
             })
             .collect(),
     }
-}
-
-/// CPU time of the calling thread, seconds (`CLOCK_THREAD_CPUTIME_ID`):
-/// what the simulation cost, whatever else loads the machine.
-fn thread_cpu() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec for the call.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return f64::NAN;
-    }
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// What [`rate`] measured: jobs per wall second and per CPU second of this

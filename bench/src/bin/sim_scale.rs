@@ -28,7 +28,7 @@ use std::cell::Cell;
 use std::fmt::Write as _;
 
 use rtgpu_analysis::workload::analyze;
-use rtgpu_bench::{task_set, workload_toml};
+use rtgpu_bench::{parse_list, task_set, thread_cpu, workload_toml};
 use rtgpu_model::{parse_workload, Workload};
 use rtgpu_sim::{simulate_planned, SimConfig};
 
@@ -93,20 +93,6 @@ fn peak_heap<R>(f: impl FnOnce() -> R) -> (usize, R) {
     let r = f();
     let peak = PEAK.with(Cell::get);
     ((peak - before).max(0) as usize, r)
-}
-
-/// CPU time of this thread, in seconds.
-fn thread_cpu() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec we own.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return f64::NAN;
-    }
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// One case's figures.
@@ -195,16 +181,7 @@ fn workload(sched: &str, n: usize, m: usize) -> Result<Workload, String> {
 }
 
 fn list<T: std::str::FromStr>(arg: Option<String>, what: &str) -> Vec<T> {
-    let Some(a) = arg else {
-        usage(&format!("{what} needs a comma-separated list"))
-    };
-    a.split(',')
-        .map(|x| {
-            x.trim()
-                .parse()
-                .unwrap_or_else(|_| usage(&format!("{what}: `{x}` is not understood")))
-        })
-        .collect()
+    parse_list(arg.as_deref(), what).unwrap_or_else(|e| usage(&e))
 }
 
 fn main() {
@@ -242,9 +219,14 @@ fn main() {
     let mut csv = String::from(
         "sched,m,n,duration_s,jobs,events,setup_s,run_s,ns_per_job,peak_bytes,bytes_per_task\n",
     );
+    let best_of = if rounds == 1 {
+        "one pass".to_string()
+    } else {
+        format!("best of {rounds} passes")
+    };
     println!(
         "sim_scale: U = 0.7·m, T log-uniform 1..100 ms, about {jobs} jobs per case; CPU time \
-         (best of {rounds} passes), heap peak of a run"
+         ({best_of}), heap peak of a run"
     );
     println!(
         "{:>6} {:>3} {:>7} {:>9} {:>10} {:>8} {:>9} {:>10} {:>8} {:>11} {:>10}",
