@@ -8,8 +8,8 @@ tasks, one line per scheduler and core count.
 
 The CSV is what ``cargo run --release -p rtgpu-bench --bin sim_scale --
 --csv PATH`` writes: columns sched, m, n, duration_s, jobs, events,
-setup_s, run_s, ns_per_job, peak_bytes, bytes_per_task. Needs only the
-standard library and matplotlib.
+setup_s, run_s, ns_per_job (empty where the setup dominated), peak_bytes,
+bytes_per_task. Needs only the standard library and matplotlib.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ Series = dict[tuple[str, int], list[tuple[int, float, float]]]
 
 
 def read(path: Path) -> Series:
-    """(sched, m) -> sorted [(n, ns per job, heap bytes per task)]."""
+    """(sched, m) -> sorted [(n, ns per job or NaN, heap bytes per task)]."""
     rows: Series = defaultdict(list)
     with path.open(newline="") as f:
         for r in csv.DictReader(f):
-            rows[(r["sched"], int(r["m"]))].append(
-                (int(r["n"]), float(r["ns_per_job"]), float(r["bytes_per_task"]))
-            )
+            # (empty where the engine's construction dominated the run)
+            ns = float(r["ns_per_job"]) if r["ns_per_job"] else float("nan")
+            rows[(r["sched"], int(r["m"]))].append((int(r["n"]), ns, float(r["bytes_per_task"])))
     for pts in rows.values():
         pts.sort()
     return rows
