@@ -63,8 +63,9 @@
 //! (conservative) for pathological inputs.
 //!
 //! With thousands of interferers the breakpoints are dense and the search
-//! mostly takes the classic steps (40-60 of them at 70 % load, each a sum
-//! over every task above). So each task's search starts where the tasks
+//! mostly takes the classic steps, each a sum over every task above (15.1
+//! per task for 10,000 G-FP tasks on 4 cores at 70 % load, 4.9 with the
+//! floors below). So each task's search starts where the tasks
 //! above prove that no smaller waiting time can satisfy its recurrence
 //! (`WaitFloors`: a task's sum dominates that of any task above it with no
 //! larger C + B); the least fixed point found is the same (tested against
