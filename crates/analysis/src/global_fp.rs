@@ -294,7 +294,12 @@ fn term(i: &Interferer, l: u128, x: u128) -> (u128, u128, u128) {
     }
     // W_i(L) = N·C + min(C, rem), y = L + R − C = N·T + rem (BC 2007).
     let y = l + i.r - i.c;
-    let (n, rem) = (y / i.t, y % i.t);
+    // A 64-bit division where both fit (nearly always: times are u64 ns),
+    // instead of the 128-bit one's library call.
+    let (n, rem) = match (u64::try_from(y), u64::try_from(i.t)) {
+        (Ok(y), Ok(t)) => ((y / t) as u128, (y % t) as u128),
+        _ => (y / i.t, y % i.t),
+    };
     let w = n * i.c + i.c.min(rem);
     // W rises with slope 1 while rem < C (until rem = C), then is flat until
     // the next period boundary; the linear form holds on the closed stretch.
@@ -762,6 +767,25 @@ mod tests {
             let plain = naive(&tasks, m);
             let first_none = plain.iter().position(Option::is_none).unwrap_or(plain.len());
             prop_assert_eq!(&warm[..first_none], &plain[..first_none]);
+        }
+
+        /// `term`'s 64-bit division gives the 128-bit one's results, and
+        /// windows past u64 (L + R − C > 2^64) take the 128-bit path.
+        #[test]
+        fn prop_term_divides_like_u128(
+            t in 1u64..=u64::MAX, cu in 0.0f64..=1.0, extra in any::<u64>(),
+            l in any::<u64>(), x in any::<u64>(),
+        ) {
+            // C ≤ T (so N·C ≤ L + R − C fits u128), R ≥ C.
+            let c = ((t as f64 * cu) as u64).clamp(1, t);
+            let r = c.saturating_add(extra);
+            let i = Interferer { c: c as u128, t: t as u128, r: r as u128, unbounded: false };
+            let (l, x) = (l as u128, x as u128);
+            let y = l + i.r - i.c;
+            let (n, rem) = (y / i.t, y % i.t);
+            let w = n * i.c + i.c.min(rem);
+            let (v, _, _) = term(&i, l, x);
+            prop_assert_eq!(v, w.min(x));
         }
 
         /// The staircase answers the largest t of the pairs added with
