@@ -27,6 +27,17 @@ pub fn parse_list<T: std::str::FromStr>(arg: Option<&str>, what: &str) -> Result
         .collect()
 }
 
+/// Writes `text` to `path` when one was given; on failure says so as
+/// `program` and exits with status 1.
+pub fn write_or_exit(path: Option<&str>, text: &str, program: &str) {
+    if let Some(path) = path {
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("{program}: cannot write {path}: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
 /// Issue 24's task sets: n tasks, Σ U = 0.7·m (UUniFast), T log-uniform in
 /// 1 .. 100 ms, implicit deadlines; the same set for the same (n, m).
 pub fn task_set(n: usize, m: usize) -> Vec<Task> {

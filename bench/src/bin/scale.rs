@@ -27,7 +27,7 @@ use std::hint::black_box;
 
 use rtgpu_analysis::partition::{partition, with_reference_insertion, Heuristic};
 use rtgpu_analysis::workload::analyze;
-use rtgpu_bench::{parse_list, task_set, workload_toml};
+use rtgpu_bench::{parse_list, task_set, workload_toml, write_or_exit};
 use rtgpu_model::parse_workload;
 
 /// CPU time of this process, in seconds.
@@ -150,12 +150,7 @@ fn main() {
             );
         }
     }
-    if let Some(path) = csv_path {
-        if let Err(e) = std::fs::write(&path, csv) {
-            eprintln!("scale: cannot write {path}: {e}");
-            std::process::exit(1);
-        }
-    }
+    write_or_exit(csv_path.as_deref(), &csv, "scale");
 }
 
 fn usage(err: &str) -> ! {

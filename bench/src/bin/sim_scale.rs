@@ -32,7 +32,7 @@ use std::cell::Cell;
 use std::fmt::Write as _;
 
 use rtgpu_analysis::workload::analyze;
-use rtgpu_bench::{parse_list, task_set, thread_cpu, workload_toml};
+use rtgpu_bench::{parse_list, task_set, thread_cpu, workload_toml, write_or_exit};
 use rtgpu_model::{parse_workload, CpuScheduler, Workload};
 use rtgpu_sim::{simulate_planned, SimConfig};
 
@@ -146,12 +146,12 @@ fn duration_for(w: &Workload, jobs: u64) -> u64 {
     ((secs * 1e9) as u64).max(100_000_000)
 }
 
-/// Simulates `w` for about `jobs` jobs, `rounds` times: with its plan
+/// Simulates `w` for about `jobs` jobs once: with its plan
 /// (the placement `rtgpu simulate --plan` reuses), except under C-FP and
 /// G-FP, whose plans' SCHED_FIFO priorities cannot order more than 98
 /// tasks: those runs analyse in the engine's construction, which the
 /// zero-length run measures too.
-fn measure(w: &Workload, jobs: u64, rounds: usize) -> Result<Case, String> {
+fn measure(w: &Workload, jobs: u64) -> Result<Case, String> {
     let global_fp = matches!(
         w.policy.cpu_scheduler,
         CpuScheduler::ClusteredFp | CpuScheduler::GlobalFp
@@ -169,32 +169,31 @@ fn measure(w: &Workload, jobs: u64, rounds: usize) -> Result<Case, String> {
         (thread_cpu() - cpu0, r)
     };
     let duration = duration_for(w, jobs);
-    let mut best: Option<Case> = None;
-    for _ in 0..rounds.max(1) {
-        let (setup_s, r) = run(0);
-        r?;
-        let (peak_bytes, (run_s, r)) = peak_heap(|| run(duration));
-        let r = r?;
-        let case = Case {
-            duration,
-            jobs: r.jobs,
-            events: r.events,
-            setup_s,
-            run_s,
-            peak_bytes,
-        };
-        best = Some(match best {
-            None => case,
-            Some(b) => b.merge(case)?,
-        });
-    }
-    best.ok_or_else(|| "no run".to_string())
+    let (setup_s, r) = run(0);
+    r?;
+    let (peak_bytes, (run_s, r)) = peak_heap(|| run(duration));
+    let r = r?;
+    Ok(Case {
+        duration,
+        jobs: r.jobs,
+        events: r.events,
+        setup_s,
+        run_s,
+        peak_bytes,
+    })
 }
 
 /// The workload of scheduler `sched` on `m` cores with `n` tasks.
 fn workload(sched: &str, n: usize, m: usize) -> Result<Workload, String> {
     parse_workload(&workload_toml(&task_set(n, m), m, sched), "<sim_scale>")
         .map_err(|e| format!("generated workload rejected: {e}"))
+}
+
+/// The positive whole number given to option `what`.
+fn positive(arg: Option<String>, what: &str) -> u64 {
+    arg.and_then(|s| s.parse().ok())
+        .filter(|&v| v > 0)
+        .unwrap_or_else(|| usage(&format!("{what} needs a positive number")))
 }
 
 fn list<T: std::str::FromStr>(arg: Option<String>, what: &str) -> Vec<T> {
@@ -214,20 +213,8 @@ fn main() {
             "--n" => ns = list(args.next(), "--n"),
             "--m" => ms = list(args.next(), "--m"),
             "--sched" => scheds = list(args.next(), "--sched"),
-            "--jobs" => {
-                jobs = args
-                    .next()
-                    .and_then(|s| s.parse().ok())
-                    .filter(|&j| j > 0)
-                    .unwrap_or_else(|| usage("--jobs needs a positive number"))
-            }
-            "--rounds" => {
-                rounds = args
-                    .next()
-                    .and_then(|s| s.parse().ok())
-                    .filter(|&r| r > 0)
-                    .unwrap_or_else(|| usage("--rounds needs a positive number"))
-            }
+            "--jobs" => jobs = positive(args.next(), "--jobs"),
+            "--rounds" => rounds = positive(args.next(), "--rounds") as usize,
             "--csv" => csv_path = Some(args.next().unwrap_or_else(|| usage("--csv needs a path"))),
             "-h" | "--help" => usage(""),
             other => usage(&format!("unknown argument `{other}`")),
@@ -272,7 +259,7 @@ fn main() {
     for pass in 0..rounds {
         eprintln!("sim_scale: pass {} of {rounds}", pass + 1);
         for (k, (sched, m, n)) in cases.iter().enumerate() {
-            let case = workload(sched, *n, *m).and_then(|w| measure(&w, jobs, 1));
+            let case = workload(sched, *n, *m).and_then(|w| measure(&w, jobs));
             let case = case.unwrap_or_else(|e| {
                 eprintln!("sim_scale: {sched} m={m} n={n}: {e}");
                 std::process::exit(1)
@@ -313,12 +300,7 @@ fn main() {
             case.peak_bytes
         );
     }
-    if let Some(path) = csv_path {
-        if let Err(e) = std::fs::write(&path, csv) {
-            eprintln!("sim_scale: cannot write {path}: {e}");
-            std::process::exit(1);
-        }
-    }
+    write_or_exit(csv_path.as_deref(), &csv, "sim_scale");
 }
 
 fn usage(err: &str) -> ! {
@@ -345,7 +327,7 @@ mod tests {
         for sched in ["G-EDF", "P-FP"] {
             let peak = |n: usize, m: usize| {
                 let w = workload(sched, n, m).expect("workload");
-                measure(&w, 20_000, 1).expect("run").peak_bytes as f64
+                measure(&w, 20_000).expect("run").peak_bytes as f64
             };
             let (p4, p64) = (peak(2_000, 4), peak(2_000, 64));
             assert!(
@@ -366,7 +348,10 @@ mod tests {
     #[test]
     fn a_case_is_repeatable() {
         let w = workload("G-EDF", 50, 4).expect("workload");
-        let c = measure(&w, 5_000, 2).expect("run");
+        let c = measure(&w, 5_000).expect("run");
+        let c = c
+            .merge(measure(&w, 5_000).expect("run"))
+            .expect("the same case twice");
         assert!(c.jobs >= 5_000, "about 5,000 jobs asked: {}", c.jobs);
         assert!(c.events >= c.jobs, "at least an event per job");
         assert!(c.peak_bytes > 0);
