@@ -121,11 +121,21 @@ impl Slot {
 /// piece's `point` (O(1) for the run, where the walk was O(1) per piece).
 /// The pieces' `point`s (less `add`) and `exact` flags (false where
 /// `stale`) are brought up to date ([`Core::settle_block`]) before any of
-/// them is read, and every block is settled and dropped when the core is
-/// read as a whole ([`Core::sort_items`]) or rebuilt.
-#[derive(Debug, Clone, Copy)]
+/// them is read, and every block is settled, its pieces put back in the
+/// core's `tasks` and `slots`, and dropped when the core is read as a
+/// whole ([`Core::sort_items`]).
+///
+/// While a core has blocks, they hold its pieces (tasks and slots), so
+/// that an insertion moves the tail of one block, not of the core: at
+/// 100,000 tasks the move of the core's tail was 38 % of `rtgpu
+/// analyze`'s time (issue 24). The core's `tasks` then keeps only a
+/// prefix, extended from the blocks when an RTA reads the tasks above a
+/// piece ([`Core::extend_prefix`]), and its `slots` is empty.
+#[derive(Debug, Clone)]
 struct Block {
-    len: usize,
+    /// The pieces of the run, in priority order.
+    tasks: Vec<Task>,
+    slots: Vec<Slot>,
     /// Demand added to every piece's `point` but not yet written there.
     add: Time,
     /// Whether pieces passed the point test since `exact` was written
@@ -143,9 +153,11 @@ struct Block {
 }
 
 impl Block {
-    fn new(len: usize) -> Block {
+    fn new(tasks: Vec<Task>, slots: Vec<Slot>) -> Block {
+        debug_assert_eq!(tasks.len(), slots.len());
         Block {
-            len,
+            tasks,
+            slots,
             add: 0,
             stale: false,
             low: 0,
@@ -153,6 +165,10 @@ impl Block {
             room: None,
             dirty: true,
         }
+    }
+
+    fn len(&self) -> usize {
+        self.slots.len()
     }
 }
 
@@ -162,7 +178,9 @@ impl Block {
 /// `tasks` starts with the `top` servers (as tasks, never analysed, never
 /// removed) and then holds the pieces: the piece at index i of `items`
 /// and `slots` is `tasks[top + i]`, so that `tasks[..top + i]` is
-/// everything above it.
+/// everything above it. While the core has [`Block`]s (a long core
+/// between insertions), they hold the pieces instead: `slots` is empty and
+/// `tasks` a prefix of the servers and pieces.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Core {
     /// The pieces in priority order, except the `late` ones
@@ -190,8 +208,10 @@ pub(super) struct Core {
     bottom: StepSum,
     bottom_held: Option<usize>,
     /// The pieces as runs ([`Block`]) on a core of [`BLOCK_PIECES`] pieces
-    /// or more (empty elsewhere); their lengths add up to the pieces'.
+    /// or more (empty elsewhere), holding them.
     blocks: Vec<Block>,
+    /// The number of pieces the blocks hold.
+    in_blocks: usize,
     /// Scratch of one walk: the blocks it passed whole (index, first
     /// piece) with the demand added to each ([`Core::undo_insert`] takes it
     /// back).
@@ -224,6 +244,7 @@ impl Core {
             bottom: StepSum::default(),
             bottom_held: None,
             blocks: Vec::new(),
+            in_blocks: 0,
             passed: Vec::new(),
             block_len: BLOCK_LEN,
             blocks_built: 0,
@@ -376,6 +397,10 @@ impl Core {
     /// `slots` rebuilt, each by [`Slot::new`]): the StepSum kept for the
     /// lowest piece no longer holds.
     pub(super) fn rebuilt(&mut self) {
+        debug_assert!(
+            self.blocks.is_empty(),
+            "a core rebuilt while its blocks held its pieces"
+        );
         self.bottom_held = None;
         self.drop_blocks();
     }
@@ -384,7 +409,17 @@ impl Core {
     /// insertion on a short core finds none to undo).
     fn drop_blocks(&mut self) {
         self.blocks.clear();
+        self.in_blocks = 0;
         self.passed.clear();
+    }
+
+    /// The number of pieces on the core.
+    fn len(&self) -> usize {
+        if self.blocks.is_empty() {
+            self.slots.len()
+        } else {
+            self.in_blocks
+        }
     }
 
     /// Set every response time (`slots[i].resp`, one slot per piece) as
@@ -462,7 +497,8 @@ impl Core {
     /// stays schedulable (issue 24: the cost per insertion does not grow
     /// with the work already analysed on the core beyond one O(1) step per
     /// lower-priority piece, or per [`Block`] of them on a long core, and
-    /// the move of the tail of `tasks` and `slots`).
+    /// the move of the tail of `tasks` and `slots`, on a long core of one
+    /// block's).
     ///
     /// - O(1) overload pre-check: if Σ C/T of the core with the new piece
     ///   exceeds 1 (f64, by a margin far above its rounding), the lowest
@@ -515,7 +551,7 @@ impl Core {
         key: Key,
         scratch: &mut Vec<(Time, bool, Time)>,
     ) -> bool {
-        if self.slots.len() >= BLOCK_PIECES {
+        if !self.blocks.is_empty() || self.slots.len() >= BLOCK_PIECES {
             self.insert::<S, true>(item, key, scratch)
         } else {
             self.insert::<S, false>(item, key, scratch)
@@ -523,7 +559,8 @@ impl Core {
     }
 
     /// [`Core::try_insert_fast`], compiled once for long cores (`LONG`: the
-    /// walk goes by [`Block`]s) and once for short ones (as before them).
+    /// blocks hold the pieces and the walk goes by [`Block`]s) and once for
+    /// short ones (as before them).
     fn insert<const S: bool, const LONG: bool>(
         &mut self,
         item: &Item,
@@ -539,36 +576,40 @@ impl Core {
             return false;
         }
         // Indices below are of pieces (`items`, `resp`, ...); piece i is
-        // `tasks[top + i]`.
+        // `tasks[top + i]` (on a long core, in the blocks).
         let top = self.top::<S>();
-        let pos = partition_point(&self.tasks[top..], key, &new);
         // On a long core, the block that gets the new piece (the one of the
         // piece now at `pos`, or the last) is brought up to date first: the
         // new piece reads the piece at `pos`, and the walk starts there.
-        let block = if LONG {
-            if self.blocks.is_empty() || self.slots.len() >= 4 * self.blocks_built {
+        // `tasks` keeps the tasks above the new piece at most (the new one
+        // goes into its block at the end of an accepted insertion).
+        let (pos, block) = if LONG {
+            if self.blocks.is_empty() || self.len() >= 4 * self.blocks_built {
                 self.settle_blocks();
                 self.build_blocks();
             }
-            let (b, start) = self.block_of(pos);
-            self.settle_block(b, start);
+            let (pos, b, start) = self.place_in_blocks(key, &new);
+            self.settle_block(b);
             self.blocks[b].dirty = true;
-            Some((b, start))
+            self.tasks.truncate(self.tasks.len().min(top + pos));
+            (pos, Some((b, start)))
         } else {
-            None
+            (partition_point(&self.tasks[top..], key, &new), None)
         };
         // The new piece, against everything above it.
         let (first, first_exact, first_point, first_tight) = {
-            let higher = &self.tasks[..top + pos];
             let above = match pos.checked_sub(1) {
                 None => 0,
-                Some(a) => chain_start(&self.tasks[top + a], self.slots[a].resp, &new),
+                Some(a) => {
+                    let (task, slot) = self.piece::<LONG>(top, a, block);
+                    chain_start(task, slot.resp, &new)
+                }
             };
             // W(D − J) ([`point_demand`]) and the RTA's cold start
             // B + C + Σ_hp C in one pass, unless the piece below bounds
             // W(D − J) in O(1) ([`Core::bound_from_below`]).
             let own = new.blocking.saturating_add(new.wcet);
-            let bound = self.bound_from_below::<S>(pos, &new);
+            let bound = self.bound_from_below::<LONG>(top, pos, &new, block);
             let (point, cold, tight) = if new.deadline > new.period || new.jitter > new.deadline {
                 (Time::MAX, 0, true)
             } else if let Some(bound) = bound.filter(|&b| b <= deadline_point(&new)) {
@@ -576,12 +617,15 @@ impl Core {
                 // gives a better one through `above`).
                 (bound, own, false)
             } else {
-                let (p, c) = higher.iter().fold((own, own), |(p, c), h| {
-                    (
-                        p.saturating_add(point_jobs(&new, h)),
-                        c.saturating_add(h.wcet),
-                    )
-                });
+                let (p, c) =
+                    self.above::<LONG>(top + pos, None)
+                        .iter()
+                        .fold((own, own), |(p, c), h| {
+                            (
+                                p.saturating_add(point_jobs(&new, h)),
+                                c.saturating_add(h.wcet),
+                            )
+                        });
                 (p, c, true)
             };
             if point <= new.deadline.saturating_sub(new.jitter) {
@@ -592,29 +636,34 @@ impl Core {
                     tight,
                 )
             } else if new.deadline <= new.period && new.blocking.saturating_add(new.wcet) > 0 {
+                let higher = self.above::<LONG>(top + pos, None);
                 match window_from(higher, &new, above, deadline_point(&new)) {
                     Some(w) => (w + new.jitter, true, point, tight),
                     None => return false,
                 }
             } else {
+                let higher = self.above::<LONG>(top + pos, None);
                 match fp::response_time_from(higher, &new, above) {
                     Some(r) => (r, true, point, tight),
                     None => return false,
                 }
             }
         };
-        // The pieces below it (old indices pos..; in `tasks` they moved one
-        // down), updated in place. A piece that passes the point test keeps
-        // its response time as a lower bound (no longer exact); one that
-        // fails gets its exact RTA, and `scratch` remembers its previous
-        // (resp, exact) so that a rejection can restore the core.
-        self.tasks.insert(top + pos, new);
+        // The pieces below it (old indices pos..; in `tasks` of a short
+        // core they moved one down), updated in place. A piece that passes
+        // the point test keeps its response time as a lower bound (no
+        // longer exact); one that fails gets its exact RTA, and `scratch`
+        // remembers its previous (resp, exact) so that a rejection can
+        // restore the core.
+        if !LONG {
+            self.tasks.insert(top + pos, new);
+        }
         scratch.clear();
         // The new piece's jobs in each window below it: the windows mostly
         // grow down the core, so ⌈(t + J)/T⌉ is mostly the previous one
         // ([`Jobs`]).
         let mut jobs = Jobs::new(&new);
-        let len = self.slots.len();
+        let len = self.len();
         // The new least fixed point w_b of the lowest piece (old index
         // len − 1), once computed ([`Core::bottom_window`]): `Some(None)`
         // if it misses its deadline.
@@ -630,7 +679,7 @@ impl Core {
         let (mut cur, mut end) = match block {
             Some((b, start)) => {
                 self.passed.clear();
-                (b, start + self.blocks[b].len)
+                (b, start + self.blocks[b].len())
             }
             None => (0, len),
         };
@@ -641,7 +690,14 @@ impl Core {
             // The pieces that pass the point test, in one tight pass over
             // their slots (W(D − J) ≤ D − J: the least fixed point is at
             // most D − J; the response time becomes a lower bound).
-            for slot in &mut self.slots[i..end] {
+            let slots = if LONG {
+                let b = &mut self.blocks[cur];
+                let start = end - b.len();
+                &mut b.slots[i - start..]
+            } else {
+                &mut self.slots[i..end]
+            };
+            for slot in slots {
                 slot.point = slot.point.saturating_add(jobs.at(slot.limit));
                 if slot.point > slot.limit {
                     break;
@@ -668,17 +724,30 @@ impl Core {
                 continue;
             }
             whole = false;
-            let task = &self.tasks[top + i + 1].clone();
-            let limit = self.slots[i].limit;
-            if self.slots[i].point != Time::MAX && !self.slots[i].exact && !self.slots[i].tight {
+            // Piece i failed the point test: where it is, and its task.
+            let at = if LONG {
+                (cur, i + self.blocks[cur].len() - end)
+            } else {
+                (0, i)
+            };
+            let task = if LONG {
+                self.blocks[at.0].tasks[at.1]
+            } else {
+                self.tasks[top + i + 1]
+            };
+            // Everything above piece i now: `tasks[..to]`, once extended.
+            let to = top + i + 1;
+            let slot = *self.slot::<LONG>(at);
+            if slot.point != Time::MAX && !slot.exact && !slot.tight {
                 // `point` may be an upper bound (the new pieces' are taken
                 // from the piece below them, [`Core::bound_from_below`]):
                 // recompute it before running the RTA.
-                let exact = point_demand(&self.tasks[..top + i + 1], task);
-                self.slots[i].point = self.slots[i].point.min(exact);
-                self.slots[i].tight = true;
-                if self.slots[i].point <= limit {
-                    self.slots[i].exact = false;
+                let exact = point_demand(self.above::<LONG>(to, Some((pos, &new))), &task);
+                let slot = self.slot::<LONG>(at);
+                slot.point = slot.point.min(exact);
+                slot.tight = true;
+                if slot.point <= slot.limit {
+                    slot.exact = false;
                     i += 1;
                     continue;
                 }
@@ -686,21 +755,22 @@ impl Core {
             // The lowest piece's new fixed point w_b, from the StepSum kept
             // across insertions: as a test point for the pieces above it
             // (below), and as its own response time.
-            if bottom.is_none() && windowed(&self.tasks[top + len]) {
-                bottom = Some(self.bottom_window::<S>(len, pos, first, &new));
+            if bottom.is_none() && windowed(&self.lowest::<LONG>(top, len)) {
+                bottom = Some(self.bottom_window::<S, LONG>(len, pos, first, &new));
                 bottom_added = true;
             }
             if let Some(wb) = bottom {
                 let Some(wb) = wb else {
-                    self.undo_insert(top, pos, i, &new, scratch);
+                    self.undo_insert::<LONG>(top, pos, i, &new, scratch);
                     self.bottom_held = None;
                     return false;
                 };
                 if i + 1 == len {
                     // The lowest piece itself.
-                    scratch.push((i as Time, self.slots[i].exact, self.slots[i].resp));
-                    self.slots[i].resp = wb + task.jitter;
-                    self.slots[i].exact = true;
+                    let slot = self.slot::<LONG>(at);
+                    scratch.push((i as Time, slot.exact, slot.resp));
+                    slot.resp = wb + task.jitter;
+                    slot.exact = true;
                     i += 1;
                     continue;
                 }
@@ -717,29 +787,37 @@ impl Core {
                 if task.blocking == 0
                     && task.deadline <= task.period
                     && wb >= 1
-                    && wb <= deadline_point(task)
+                    && wb <= deadline_point(&task)
                 {
                     #[cfg(test)]
                     tests::BOTTOM_POINT_PASSES.with(|c| c.set(c.get() + 1));
-                    self.slots[i].exact = false;
+                    self.slot::<LONG>(at).exact = false;
                     i += 1;
                     continue;
                 }
             }
-            let above = if i == pos {
-                first
+            // The piece right above piece i now: the new one, or old piece
+            // i − 1.
+            let (above_task, above) = if i == pos {
+                (new, first)
+            } else if LONG {
+                let (task, slot) =
+                    self.piece::<LONG>(top, i - 1, Some((cur, end - self.blocks[cur].len())));
+                (*task, slot.resp)
             } else {
-                self.slots[i - 1].resp
+                (self.tasks[top + i], self.slots[i - 1].resp)
             };
-            let mut own = self.slots[i].resp.saturating_sub(task.jitter);
-            if self.slots[i].exact && task.deadline <= task.period {
+            let mut own = slot.resp.saturating_sub(task.jitter);
+            if slot.exact && task.deadline <= task.period {
                 // w was the fixed point without the new piece: W'(w) = w +
                 // the new piece's jobs in w, a lower bound on the new fixed
                 // point (W' ≥ W is monotone), one RTA pass saved.
                 own = own.saturating_add(jobs_at(own, &new));
             }
-            let start = chain_start(&self.tasks[top + i], above, task).max(own);
-            let end = top + i + 1;
+            let start = chain_start(&above_task, above, &task).max(own);
+            if LONG {
+                self.extend_prefix(to, Some((pos, &new)));
+            }
             let r = match stepped {
                 // The pieces that fail the point test are mostly a few
                 // near the bottom: the StepSum of the last one's RTA is
@@ -750,36 +828,37 @@ impl Core {
                 // far below the fixed point, and the plain passes of
                 // [`window_in`] climb there faster than single steps.
                 Some(n)
-                    if (end - n) * STEP_COST as usize <= end
-                        && (self.slots[i].exact || n + 1 == end)
-                        && windowed(task) =>
+                    if (to - n) * STEP_COST as usize <= to
+                        && (slot.exact || n + 1 == to)
+                        && windowed(&task) =>
                 {
-                    for t in &self.tasks[n..end] {
+                    for t in &self.tasks[n..to] {
                         self.steps.add(t);
                     }
-                    stepped = Some(end);
+                    stepped = Some(to);
                     let base = task.blocking.saturating_add(task.wcet);
                     self.steps
-                        .fixed_point(base, start.max(base), deadline_point(task))
+                        .fixed_point(base, start.max(base), deadline_point(&task))
                         .map(|w| w + task.jitter)
                 }
-                _ if windowed(task) => {
-                    let limit = deadline_point(task);
+                _ if windowed(&task) => {
+                    let limit = deadline_point(&task);
                     let (r, in_steps) =
-                        window_in(&self.tasks[..end], task, start, limit, &mut self.steps);
-                    stepped = in_steps.then_some(end);
+                        window_in(&self.tasks[..to], &task, start, limit, &mut self.steps);
+                    stepped = in_steps.then_some(to);
                     r.map(|w| w + task.jitter)
                 }
-                _ => fp::response_time_from(&self.tasks[..end], task, start),
+                _ => fp::response_time_from(&self.tasks[..to], &task, start),
             };
             match r {
                 Some(r) => {
-                    scratch.push((i as Time, self.slots[i].exact, self.slots[i].resp));
-                    self.slots[i].resp = r;
-                    self.slots[i].exact = true;
+                    let slot = self.slot::<LONG>(at);
+                    scratch.push((i as Time, slot.exact, slot.resp));
+                    slot.resp = r;
+                    slot.exact = true;
                 }
                 None => {
-                    self.undo_insert(top, pos, i, &new, scratch);
+                    self.undo_insert::<LONG>(top, pos, i, &new, scratch);
                     if bottom_added {
                         self.bottom_held = None;
                     }
@@ -799,7 +878,7 @@ impl Core {
                 self.bottom_held = Some(held + 1);
             }
         }
-        if self.late.is_empty() && self.slots.len() < STEP_SUM_PIECES {
+        if self.late.is_empty() && len < STEP_SUM_PIECES {
             // A short core: `items` is every piece, in order; insert in place.
             self.items.insert(pos, *item);
         } else {
@@ -816,16 +895,80 @@ impl Core {
             exact: first_exact,
             tight: first_tight,
         };
-        self.slots.insert(pos, slot);
-        if let Some((b, _)) = block {
-            self.blocks[b].len += 1;
-            let len = self.blocks[b].len;
-            if len >= 2 * self.block_len {
-                self.blocks[b] = Block::new(len / 2);
-                self.blocks.insert(b + 1, Block::new(len - len / 2));
+        match block {
+            Some((b, start)) => {
+                let cap = 2 * self.block_len + 1;
+                let block = &mut self.blocks[b];
+                block.tasks.insert(pos - start, new);
+                block.slots.insert(pos - start, slot);
+                self.in_blocks += 1;
+                if block.len() >= 2 * self.block_len {
+                    // Split in two (the block is settled and dirty).
+                    let half = block.len() / 2;
+                    let mut tasks = Vec::with_capacity(cap);
+                    tasks.extend(block.tasks.drain(half..));
+                    let mut slots = Vec::with_capacity(cap);
+                    slots.extend(block.slots.drain(half..));
+                    self.blocks.insert(b + 1, Block::new(tasks, slots));
+                }
             }
+            None => self.slots.insert(pos, slot),
         }
         true
+    }
+
+    /// `tasks[..to]` (on a long core extended first, with `new` as in
+    /// [`Core::extend_prefix`]).
+    #[inline(always)]
+    fn above<const LONG: bool>(&mut self, to: usize, new: Option<(usize, &Task)>) -> &[Task] {
+        if LONG {
+            self.extend_prefix(to, new);
+        }
+        &self.tasks[..to]
+    }
+
+    /// The slot of a piece: `at` is (block, place in it) on a long core,
+    /// (0, piece) on a short one.
+    #[inline(always)]
+    fn slot<const LONG: bool>(&mut self, at: (usize, usize)) -> &mut Slot {
+        if LONG {
+            &mut self.blocks[at.0].slots[at.1]
+        } else {
+            &mut self.slots[at.1]
+        }
+    }
+
+    /// Piece `i`'s task and slot before an insertion changes `tasks`; on a
+    /// long core found from `near`, a block and its first piece, where `i`
+    /// is in it or in the block before.
+    #[inline(always)]
+    fn piece<const LONG: bool>(
+        &self,
+        top: usize,
+        i: usize,
+        near: Option<(usize, usize)>,
+    ) -> (&Task, &Slot) {
+        if !LONG {
+            return (&self.tasks[top + i], &self.slots[i]);
+        }
+        let (b, k) = match near {
+            Some((b, start)) if i >= start && i < start + self.blocks[b].len() => (b, i - start),
+            Some((b, start)) if b > 0 && i < start && i + self.blocks[b - 1].len() >= start => {
+                (b - 1, i + self.blocks[b - 1].len() - start)
+            }
+            _ => self.piece_at(i),
+        };
+        (&self.blocks[b].tasks[k], &self.blocks[b].slots[k])
+    }
+
+    /// The lowest piece's task (`tasks[top + len]` of a short core under
+    /// the walk, the new piece in it).
+    #[inline(always)]
+    fn lowest<const LONG: bool>(&self, top: usize, len: usize) -> Task {
+        match self.blocks.last() {
+            Some(b) if LONG => b.tasks[b.len() - 1],
+            _ => self.tasks[top + len],
+        }
     }
 
     /// The walk's step to the block after `cur`, which starts at piece
@@ -842,15 +985,15 @@ impl Core {
         #[cfg_attr(not(test), allow(unused_variables))] new: &Task,
     ) -> (usize, usize, usize) {
         let cur = cur + 1;
-        let end = start + self.blocks[cur].len;
+        let end = start + self.blocks[cur].len();
         if self.blocks[cur].dirty {
-            self.refresh_block(cur, start);
+            self.refresh_block(cur);
         }
         let v = jobs.at(self.blocks[cur].low);
         let b = &mut self.blocks[cur];
         let total = b.add.checked_add(v);
         if !(b.room.zip(total).is_some_and(|(r, t)| t <= r) && jobs.at(b.high) == v) {
-            self.settle_block(cur, start);
+            self.settle_block(cur);
             self.blocks[cur].dirty = true;
             return (cur, end, start);
         }
@@ -863,7 +1006,7 @@ impl Core {
             // Every piece of the block passes with the new piece's exact
             // jobs, as the walk piece by piece has it.
             let add = self.blocks[cur].add;
-            for slot in &self.slots[start..end] {
+            for slot in &self.blocks[cur].slots {
                 assert_eq!(jobs_at(slot.limit, new), v);
                 assert!(
                     slot.point + add <= slot.limit,
@@ -884,50 +1027,130 @@ impl Core {
     /// 2,500 per core: 770 M against 779 M and 789 M, callgrind). The
     /// blocks are built again, with the larger L, each time the core has
     /// grown four times (8 from 512 pieces, 11 from 2,048, 22 from 8,192).
+    ///
+    /// The blocks take the pieces from `slots` and `tasks` (which keeps
+    /// them all as its prefix).
     fn build_blocks(&mut self) {
-        self.drop_blocks();
+        debug_assert!(self.blocks.is_empty());
         let n = self.slots.len();
         self.blocks_built = n;
+        self.in_blocks = n;
         self.block_len = if cfg!(test) {
             BLOCK_LEN
         } else {
             (n.isqrt() / 4).max(BLOCK_LEN)
         };
-        let mut left = n;
-        while left > 0 {
+        let (top, cap) = (self.top, 2 * self.block_len + 1);
+        let mut start = 0;
+        while start < n {
+            let left = n - start;
             let len = if left < 2 * self.block_len {
                 left
             } else {
                 self.block_len
             };
-            self.blocks.push(Block::new(len));
-            left -= len;
+            let mut tasks = Vec::with_capacity(cap);
+            tasks.extend_from_slice(&self.tasks[top + start..top + start + len]);
+            let mut slots = Vec::with_capacity(cap);
+            slots.extend_from_slice(&self.slots[start..start + len]);
+            self.blocks.push(Block::new(tasks, slots));
+            start += len;
         }
+        self.slots.clear();
     }
 
     /// The block holding piece `pos` (the last one for `pos` = the number
     /// of pieces) and its first piece.
     fn block_of(&self, pos: usize) -> (usize, usize) {
         debug_assert_eq!(
-            self.blocks.iter().map(|b| b.len).sum::<usize>(),
-            self.slots.len(),
-            "the blocks no longer cover the core"
+            self.blocks.iter().map(Block::len).sum::<usize>(),
+            self.in_blocks,
+            "the blocks no longer hold the core"
         );
         let last = self.blocks.len().saturating_sub(1);
         let mut start = 0;
         for (b, block) in self.blocks[..last].iter().enumerate() {
-            if pos < start + block.len {
+            if pos < start + block.len() {
                 return (b, start);
             }
-            start += block.len;
+            start += block.len();
         }
         (last, start)
     }
 
-    /// Write block `b`'s (first piece `start`) pending demand to its
+    /// The block of piece `pos` (as [`Core::block_of`]) and the piece's
+    /// place in it.
+    fn piece_at(&self, pos: usize) -> (usize, usize) {
+        let (b, start) = self.block_of(pos);
+        (b, pos - start)
+    }
+
+    /// The place `new` takes among the pieces held by the blocks (as
+    /// [`partition_point`] over them), the block that gets it (as
+    /// [`Core::block_of`] of that place) and the block's first piece.
+    fn place_in_blocks(&self, key: Key, new: &Task) -> (usize, usize, usize) {
+        // The last block whose first piece goes above `new` (or the first
+        // block): the place is in it or at its end, which is the next
+        // block's start (then that block gets it).
+        let b = self
+            .blocks
+            .partition_point(|b| key.less(&b.tasks[0], new))
+            .saturating_sub(1);
+        let start = self.blocks[..b].iter().map(Block::len).sum::<usize>();
+        let pos = start + partition_point(&self.blocks[b].tasks, key, new);
+        let (b, start) = if pos == start + self.blocks[b].len() && b + 1 < self.blocks.len() {
+            (b + 1, pos)
+        } else {
+            (b, start)
+        };
+        (pos, b, start)
+    }
+
+    /// Extend `tasks` (while the blocks hold the pieces, a prefix of the
+    /// servers and pieces) to its first `to` entries, from the blocks, with
+    /// `new` taken as piece `pos` above the pieces from `pos` on (a new
+    /// piece under [`Core::try_insert_fast`]'s walk) where given.
+    fn extend_prefix(&mut self, to: usize, new: Option<(usize, &Task)>) {
+        let top = self.top;
+        if self.tasks.len() >= to {
+            return;
+        }
+        let (pos, new) = match new {
+            Some((pos, task)) => (pos, Some(*task)),
+            None => (usize::MAX, None),
+        };
+        // The next piece of `tasks`, and the next piece of the blocks.
+        let k = self.tasks.len() - top;
+        let mut old = if k > pos { k - 1 } else { k };
+        let (mut b, mut start) = self.block_of(old);
+        while self.tasks.len() < to {
+            if self.tasks.len() - top == pos {
+                if let Some(new) = new {
+                    self.tasks.push(new);
+                }
+                continue;
+            }
+            let block = &self.blocks[b];
+            let from = old - start;
+            if from >= block.len() {
+                start += block.len();
+                b += 1;
+                continue;
+            }
+            let mut take = (block.len() - from).min(to - self.tasks.len());
+            if old < pos {
+                take = take.min(pos - old);
+            }
+            self.tasks
+                .extend_from_slice(&block.tasks[from..from + take]);
+            old += take;
+        }
+    }
+
+    /// Write block `b`'s pending demand to its
     /// pieces' `point`s, and clear their `exact` flags where they passed
     /// the point test since ([`Block`]).
-    fn settle_block(&mut self, b: usize, start: usize) {
+    fn settle_block(&mut self, b: usize) {
         let block = &mut self.blocks[b];
         if block.add == 0 && !block.stale {
             return;
@@ -937,31 +1160,38 @@ impl Core {
         block.room = block.room.map(|r| r - add);
         block.add = 0;
         block.stale = false;
-        for slot in &mut self.slots[start..start + block.len] {
+        for slot in &mut block.slots {
             slot.point += add;
             slot.exact &= !stale;
         }
     }
 
-    /// Every block settled ([`Core::settle_block`]), then dropped.
+    /// Every block settled ([`Core::settle_block`]), its pieces put back
+    /// in `tasks` and `slots`, then the blocks dropped.
     fn settle_blocks(&mut self) {
-        let mut start = 0;
+        if self.blocks.is_empty() {
+            return self.drop_blocks();
+        }
+        self.tasks.truncate(self.top);
+        self.slots.clear();
         for b in 0..self.blocks.len() {
-            self.settle_block(b, start);
-            start += self.blocks[b].len;
+            self.settle_block(b);
+            let block = &self.blocks[b];
+            self.tasks.extend_from_slice(&block.tasks);
+            self.slots.extend_from_slice(&block.slots);
         }
         self.drop_blocks();
     }
 
-    /// Recompute block `b`'s (first piece `start`, settled) least and
+    /// Recompute block `b`'s (settled) least and
     /// largest deadline points and its room.
-    fn refresh_block(&mut self, b: usize, start: usize) {
+    fn refresh_block(&mut self, b: usize) {
         let block = &mut self.blocks[b];
         debug_assert!(block.add == 0 && !block.stale);
         // Branch-free: the differences wrap where a piece fails, which
         // `fails` records.
         let (mut low, mut high, mut room, mut fails) = (Time::MAX, 0, Time::MAX, false);
-        for slot in &self.slots[start..start + block.len] {
+        for slot in &block.slots {
             low = low.min(slot.limit);
             high = high.max(slot.limit);
             room = room.min(slot.limit.wrapping_sub(slot.point));
@@ -982,7 +1212,7 @@ impl Core {
     /// point, itself at most the new one: interference was only added),
     /// else rebuilt. Leaves `self.bottom` holding every task above the
     /// lowest piece (`bottom_held`) where the answer came from it.
-    fn bottom_window<const S: bool>(
+    fn bottom_window<const S: bool, const LONG: bool>(
         &mut self,
         len: usize,
         pos: usize,
@@ -991,27 +1221,30 @@ impl Core {
     ) -> Option<Time> {
         let top = self.top::<S>();
         let b = len - 1;
-        let task = self.tasks[top + len];
+        let task = self.lowest::<LONG>(top, len);
         let limit = deadline_point(&task);
         let base = task.blocking.saturating_add(task.wcet);
         // Lower bounds on the new fixed point, as for the other pieces:
         // the old one (plus the new piece's jobs in it where it was exact)
         // and the chain from the piece above.
-        let mut own = self.slots[b].resp.saturating_sub(task.jitter);
+        let slot = *self.piece::<LONG>(top, b, None).1;
+        let mut own = slot.resp.saturating_sub(task.jitter);
         // (Its block, the last, may have passed point tests unsettled.)
-        if self.slots[b].exact && !self.blocks.last().is_some_and(|k| k.stale) {
+        if slot.exact && !self.blocks.last().is_some_and(|k| k.stale) {
             own = own.saturating_add(jobs_at(own, new));
         }
         // The piece right above it: the new one (response time `first`)
-        // or old piece b − 1, both now at tasks[top + b].
-        let above_resp = if b == pos {
-            first
+        // or old piece b − 1 (on a short core both now at tasks[top + b]).
+        let (above_task, above_resp) = if b == pos {
+            (*new, first)
+        } else if LONG {
+            let (task, slot) = self.piece::<LONG>(top, b - 1, None);
+            (*task, slot.resp)
         } else {
-            self.slots[b - 1].resp
+            (self.tasks[top + b], self.slots[b - 1].resp)
         };
-        let above = chain_start(&self.tasks[top + b], above_resp, &task);
+        let above = chain_start(&above_task, above_resp, &task);
         let start = own.max(above).max(base);
-        let higher = &self.tasks[..top + len];
         let r = if self.bottom_held == Some(top + len - 1) {
             #[cfg(test)]
             tests::BOTTOM_KEPT.with(|c| c.set(c.get() + 1));
@@ -1020,6 +1253,10 @@ impl Core {
             self.bottom
                 .fixed_point(base, start.max(self.bottom.w()), limit)
         } else {
+            if LONG {
+                self.extend_prefix(top + len, Some((pos, new)));
+            }
+            let higher = &self.tasks[..top + len];
             let (r, in_steps) = window_in(higher, &task, start, limit, &mut self.bottom);
             self.bottom_held = in_steps.then_some(top + len);
             r
@@ -1027,7 +1264,14 @@ impl Core {
         #[cfg(test)]
         assert_eq!(
             r,
-            window_in(higher, &task, 0, limit, &mut StepSum::default()).0,
+            window_in(
+                self.above::<LONG>(top + len, Some((pos, new))),
+                &task,
+                0,
+                limit,
+                &mut StepSum::default()
+            )
+            .0,
             "the kept StepSum of the lowest piece went stale"
         );
         r
@@ -1040,10 +1284,18 @@ impl Core {
     /// B_q − C_q when t_new ≤ t_q (I is non-decreasing; `point_q` is W_q(t_q)
     /// or an upper bound on it, never saturated). `None` where q is missing
     /// or has no point demand (Time::MAX), or t_q < t_new.
-    fn bound_from_below<const S: bool>(&self, pos: usize, new: &Task) -> Option<Time> {
-        let top = self.top::<S>();
-        let point = self.slots.get(pos)?.point;
-        let below = self.tasks.get(top + pos)?;
+    fn bound_from_below<const LONG: bool>(
+        &self,
+        top: usize,
+        pos: usize,
+        new: &Task,
+        near: Option<(usize, usize)>,
+    ) -> Option<Time> {
+        if pos >= self.len() {
+            return None;
+        }
+        let (below, slot) = self.piece::<LONG>(top, pos, near);
+        let point = slot.point;
         if point == Time::MAX || deadline_point(below) < deadline_point(new) {
             return None;
         }
@@ -1057,7 +1309,7 @@ impl Core {
     /// (`scratch`). Pieces that passed stay marked inexact, which is always
     /// sound (their response time is still a lower bound).
     #[cold]
-    fn undo_insert(
+    fn undo_insert<const LONG: bool>(
         &mut self,
         top: usize,
         pos: usize,
@@ -1066,6 +1318,8 @@ impl Core {
         scratch: &[(Time, bool, Time)],
     ) {
         debug_assert!(self.passed.is_empty() || !self.blocks.is_empty());
+        // On a long core, the block of piece i and its first piece.
+        let (mut b, mut start) = if LONG { self.block_of(pos) } else { (0, 0) };
         let mut passed = self.passed.iter().copied().peekable();
         let mut i = pos;
         while i <= failed {
@@ -1074,22 +1328,42 @@ impl Core {
                 #[cfg(test)]
                 tests::BLOCKS_UNDONE.with(|c| c.set(c.get() + 1));
                 self.blocks[b].add -= v;
-                i += self.blocks[b].len;
+                i += self.blocks[b].len();
                 continue;
             }
-            let task = &self.tasks[top + i + 1];
+            let (task, slot) = if LONG {
+                while i >= start + self.blocks[b].len() {
+                    start += self.blocks[b].len();
+                    b += 1;
+                }
+                let block = &mut self.blocks[b];
+                (&block.tasks[i - start], &mut block.slots[i - start])
+            } else {
+                (&self.tasks[top + i + 1], &mut self.slots[i])
+            };
             // Exactly what was added (saturation only ever reaches MAX,
             // which stays MAX: the point test does not apply there).
-            if self.slots[i].point != Time::MAX {
-                self.slots[i].point -= point_jobs(task, new);
+            if slot.point != Time::MAX {
+                slot.point -= point_jobs(task, new);
             }
             i += 1;
         }
         for &(i, exact, resp) in scratch {
-            self.slots[i as usize].resp = resp;
-            self.slots[i as usize].exact = exact;
+            let at = if LONG {
+                self.piece_at(i as usize)
+            } else {
+                (0, i as usize)
+            };
+            let slot = self.slot::<LONG>(at);
+            slot.resp = resp;
+            slot.exact = exact;
         }
-        self.tasks.remove(top + pos);
+        if LONG {
+            // The new piece was never put in the blocks; `tasks` may hold it.
+            self.tasks.truncate(self.tasks.len().min(top + pos));
+        } else {
+            self.tasks.remove(top + pos);
+        }
     }
 
     /// The insertion as it was before issue 24 (kept, for the property tests
@@ -2214,7 +2488,7 @@ mod tests {
             core.slots
                 .extend(rest.iter().map(|t| Slot::new(t, 0, true, 0)));
             core.set_exact::<false>();
-            if let Some(bound) = core.bound_from_below::<false>(new_at, &new) {
+            if let Some(bound) = core.bound_from_below::<false>(0, new_at, &new, None) {
                 let exact = point_demand(&rest[..new_at], &new);
                 prop_assert!(exact <= bound, "{} > {}", exact, bound);
             }
