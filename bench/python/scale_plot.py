@@ -4,7 +4,7 @@ the partitioner before issue 24 where it was timed, and n and n² slopes for
 reference (log-log).
 
     .venv/bin/python bench/python/scale_plot.py \
-        [--csv docs/measurements/2026-11-27-scale.csv] \
+        [--csv docs/measurements/2026-11-27-scale-blocks.csv] \
         [--out docs/figures/analysis-scaling.png]
 
 The CSV is what ``cargo run --release -p rtgpu-bench --bin scale -- --csv
@@ -23,7 +23,7 @@ from pathlib import Path
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--csv", default="docs/measurements/2026-11-27-scale.csv")
+    ap.add_argument("--csv", default="docs/measurements/2026-11-27-scale-blocks.csv")
     ap.add_argument("--out", default="docs/figures/analysis-scaling.png")
     args = ap.parse_args()
 
