@@ -21,7 +21,7 @@ const BLOCK_PIECES: usize = if cfg!(test) { 6 } else { 512 };
 
 /// The least number of pieces per [`Block`] when the blocks are built
 /// (more on longer cores, [`Core::build_blocks`]); a block that grows to
-/// twice its core's length is split.
+/// twice the length the blocks were built with is split.
 const BLOCK_LEN: usize = if cfg!(test) { 3 } else { 8 };
 
 /// The cost of one [`StepSum`] step against one term of a plain RTA pass
@@ -897,7 +897,7 @@ impl Core {
         };
         match block {
             Some((b, start)) => {
-                let cap = 2 * self.block_len + 1;
+                let cap = 2 * self.block_len;
                 let block = &mut self.blocks[b];
                 block.tasks.insert(pos - start, new);
                 block.slots.insert(pos - start, slot);
@@ -1040,7 +1040,8 @@ impl Core {
         } else {
             (n.isqrt() / 4).max(BLOCK_LEN)
         };
-        let (top, cap) = (self.top, 2 * self.block_len + 1);
+        // (A block grows to 2 · block_len pieces, then is split.)
+        let (top, cap) = (self.top, 2 * self.block_len);
         let mut start = 0;
         while start < n {
             let left = n - start;
@@ -1112,6 +1113,10 @@ impl Core {
     /// piece under [`Core::try_insert_fast`]'s walk) where given.
     fn extend_prefix(&mut self, to: usize, new: Option<(usize, &Task)>) {
         let top = self.top;
+        // Without `new`, only up to the new piece's place (before the walk,
+        // which may have put the new piece in): past it, a prefix holding
+        // the new piece would be extended as if it did not.
+        debug_assert!(new.is_some() || self.tasks.len() <= to);
         if self.tasks.len() >= to {
             return;
         }
@@ -1227,7 +1232,13 @@ impl Core {
         // Lower bounds on the new fixed point, as for the other pieces:
         // the old one (plus the new piece's jobs in it where it was exact)
         // and the chain from the piece above.
-        let slot = *self.piece::<LONG>(top, b, None).1;
+        // On a long core both pieces read below are in the last block (of
+        // at least `block_len` ≥ 2 pieces) or the one before.
+        let last = self
+            .blocks
+            .last()
+            .map(|k| (self.blocks.len() - 1, self.in_blocks - k.len()));
+        let slot = *self.piece::<LONG>(top, b, last).1;
         let mut own = slot.resp.saturating_sub(task.jitter);
         // (Its block, the last, may have passed point tests unsettled.)
         if slot.exact && !self.blocks.last().is_some_and(|k| k.stale) {
@@ -1238,7 +1249,7 @@ impl Core {
         let (above_task, above_resp) = if b == pos {
             (*new, first)
         } else if LONG {
-            let (task, slot) = self.piece::<LONG>(top, b - 1, None);
+            let (task, slot) = self.piece::<LONG>(top, b - 1, last);
             (*task, slot.resp)
         } else {
             (self.tasks[top + b], self.slots[b - 1].resp)
