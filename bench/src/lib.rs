@@ -38,6 +38,16 @@ pub fn write_or_exit(path: Option<&str>, text: &str, program: &str) {
     }
 }
 
+/// Prints `err` (as `program`, when not empty) and the usage `synopsis`,
+/// then exits: status 0 for a plain `--help` (empty `err`), 2 otherwise.
+pub fn usage_exit(program: &str, synopsis: &str, err: &str) -> ! {
+    if !err.is_empty() {
+        eprintln!("{program}: {err}");
+    }
+    eprintln!("{synopsis}");
+    std::process::exit(if err.is_empty() { 0 } else { 2 })
+}
+
 /// Issue 24's task sets: n tasks, Σ U = 0.7·m (UUniFast), T log-uniform in
 /// 1 .. 100 ms, implicit deadlines; the same set for the same (n, m).
 pub fn task_set(n: usize, m: usize) -> Vec<Task> {

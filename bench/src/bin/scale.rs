@@ -27,7 +27,7 @@ use std::hint::black_box;
 
 use rtgpu_analysis::partition::{partition, with_reference_insertion, Heuristic};
 use rtgpu_analysis::workload::analyze;
-use rtgpu_bench::{parse_list, task_set, workload_toml, write_or_exit};
+use rtgpu_bench::{parse_list, task_set, usage_exit, workload_toml, write_or_exit};
 use rtgpu_model::parse_workload;
 
 /// CPU time of this process, in seconds.
@@ -154,12 +154,10 @@ fn main() {
 }
 
 fn usage(err: &str) -> ! {
-    if !err.is_empty() {
-        eprintln!("scale: {err}");
-    }
-    eprintln!(
+    usage_exit(
+        "scale",
         "usage: scale [--n N,N,...] [--m M,M,...] [--reference-max N] [--csv PATH]\n       \
-         scale --emit-toml N M PATH"
-    );
-    std::process::exit(if err.is_empty() { 0 } else { 2 })
+         scale --emit-toml N M PATH",
+        err,
+    )
 }

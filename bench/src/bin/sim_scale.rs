@@ -32,7 +32,7 @@ use std::cell::Cell;
 use std::fmt::Write as _;
 
 use rtgpu_analysis::workload::analyze;
-use rtgpu_bench::{parse_list, task_set, thread_cpu, workload_toml, write_or_exit};
+use rtgpu_bench::{parse_list, task_set, thread_cpu, usage_exit, workload_toml, write_or_exit};
 use rtgpu_model::{parse_workload, CpuScheduler, Workload};
 use rtgpu_sim::{simulate_planned, SimConfig};
 
@@ -304,14 +304,12 @@ fn main() {
 }
 
 fn usage(err: &str) -> ! {
-    if !err.is_empty() {
-        eprintln!("sim_scale: {err}");
-    }
-    eprintln!(
+    usage_exit(
+        "sim_scale",
         "usage: sim_scale [--n N,N,...] [--m M,M,...] [--sched G-EDF,P-FP,...] [--jobs J] \
-         [--rounds R] [--csv PATH]"
-    );
-    std::process::exit(if err.is_empty() { 0 } else { 2 })
+         [--rounds R] [--csv PATH]",
+        err,
+    )
 }
 
 #[cfg(test)]
